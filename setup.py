@@ -1,0 +1,43 @@
+"""pulp-sync: a Pulp-style sync service with pluggable downloaders, and a harness that compares them."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="pulp-sync",
+    version="0.1.0",
+    description="Sync PULP_MANIFEST repositories with pluggable downloaders, and measure them fairly",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.11",
+    packages=find_packages(include=["downloaders*", "fixtures*", "pulp_sync*", "harness*"]),
+    include_package_data=True,
+    package_data={"fixtures": ["*.conf.template"], "harness": ["templates/*.html"]},
+    install_requires=[
+        "aiohttp>=3.9",
+        "urllib3>=2.2",
+        "Django>=5.2",
+        "dj-database-url>=2.1",
+        "click>=8.1",
+        "rich>=13.7",
+        "numpy>=1.24",
+        "scipy>=1.10",
+        "matplotlib>=3.7",
+    ],
+    extras_require={
+        "postgres": ["psycopg[binary]>=3.1"],
+        "mysql": ["mysqlclient>=2.2"],
+        "test": [
+            "pytest>=8.0",
+            "pytest-timeout>=2.3",
+            "hypothesis>=6.100",
+            "pytest-benchmark>=4.0",
+        ],
+    },
+    entry_points={
+        "console_scripts": ["pulp-sync = pulp_sync.cli:main"],
+        "pulp_sync.downloaders": [
+            "asyncio = downloaders.asyncio_engine:AsyncioDownloader",
+            "futures = downloaders.futures_engine:FuturesDownloader",
+        ],
+    },
+)
