@@ -1,0 +1,164 @@
+"""The asyncio engine: aiohttp, one session per fetch, a semaphore of `download_concurrency`."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Iterable
+
+import aiohttp
+
+from downloaders.base import BaseDownloader, Handoff, check_url
+from downloaders.errors import (
+    DownloadConnectionError,
+    DownloadError,
+    DownloadTimeout,
+    HttpStatusError,
+    TLSVerificationError,
+    VerificationError,
+)
+from downloaders.headers import request_headers
+from downloaders.retry import RateLimiter, RetryPolicy, parse_retry_after
+from downloaders.streaming import BodyWriter
+from downloaders.tls import build_ssl_context
+from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult, Outcome
+
+__all__ = ["AsyncioDownloader"]
+
+_BODY = tuple[Path, str, int]
+
+
+class AsyncioDownloader(BaseDownloader):
+    """Coroutines on one event loop in the engine thread; bodies hashed in small chunks on the loop.
+
+    At most `download_concurrency` requests hold a connection; twice as many tasks exist at once
+    (the others are backing off or waiting for a slot), so memory stays flat for any manifest.
+    """
+
+    name = "asyncio"
+
+    def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
+        asyncio.run(self._main(requests, temp_dir, handoff))
+
+    async def _main(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
+        loop, main = asyncio.get_running_loop(), asyncio.current_task()
+        assert main is not None
+        handoff.on_cancel(lambda: _cancel_soon(loop, main))
+        policy, limiter = RetryPolicy(self.settings), RateLimiter(self.settings.rate_limit)
+        slots = asyncio.Semaphore(self.settings.download_concurrency)
+        window = 2 * self.settings.download_concurrency
+        pending: set[asyncio.Task[Outcome]] = set()
+        async with self._session() as session:
+            try:
+                for request in requests:
+                    if len(pending) >= window:
+                        await _emit_finished(pending, handoff)
+                    job = self._download(session, slots, policy, limiter, request, temp_dir)
+                    pending.add(asyncio.create_task(job))
+                while pending:
+                    await _emit_finished(pending, handoff)
+            finally:
+                await _abandon(pending)
+
+    def _session(self) -> aiohttp.ClientSession:
+        settings = self.settings
+        connector = aiohttp.TCPConnector(limit=settings.download_concurrency, ssl=build_ssl_context(settings))
+        timeout = aiohttp.ClientTimeout(
+            total=settings.total_timeout,
+            connect=settings.connect_timeout,
+            sock_connect=settings.sock_connect_timeout,
+            sock_read=settings.sock_read_timeout,
+        )
+        auth = aiohttp.BasicAuth(settings.username, settings.password or "") if settings.username else None
+        return aiohttp.ClientSession(
+            connector=connector,
+            timeout=timeout,
+            headers=request_headers(settings, self.name),
+            auth=auth,
+            auto_decompress=False,
+            trust_env=False,
+        )
+
+    async def _download(
+        self,
+        session: aiohttp.ClientSession,
+        slots: asyncio.Semaphore,
+        policy: RetryPolicy,
+        limiter: RateLimiter,
+        request: DownloadRequest,
+        temp_dir: Path,
+    ) -> Outcome:
+        started, attempts, mismatches = time.monotonic(), 0, 0
+        while True:
+            attempts += 1
+            try:
+                check_url(request.url)
+                await asyncio.sleep(limiter.reserve())
+                async with slots:
+                    path, digest, size = await self._attempt(session, request, temp_dir)
+                return DownloadResult(request, path, digest, size, started, time.monotonic(), attempts)
+            except DownloadError as error:
+                mismatches += isinstance(error, VerificationError)
+                if not policy.should_retry(error, attempts, mismatches):
+                    return DownloadFailure(request, error, attempts)
+                await asyncio.sleep(policy.delay(error, attempts))
+
+    async def _attempt(self, session: aiohttp.ClientSession, request: DownloadRequest, temp_dir: Path) -> _BODY:
+        url = request.url
+        try:
+            async with session.get(url, **self._proxy_arguments()) as response:
+                if not 200 <= response.status < 300:
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                    raise HttpStatusError(url, response.status, response.reason or "", retry_after)
+                with BodyWriter(request, temp_dir) as body:
+                    async for chunk in response.content.iter_chunked(self.settings.chunk_size):
+                        body.write(chunk)
+                    return body.path, body.finish(), body.size
+        except aiohttp.ClientConnectorCertificateError as error:
+            raise TLSVerificationError(url, f"TLS certificate not trusted: {error.certificate_error}") from error
+        except aiohttp.ClientSSLError as error:
+            raise TLSVerificationError(url, f"TLS error: {error}") from error
+        except asyncio.TimeoutError as error:
+            raise DownloadTimeout(url, f"timed out: {error or 'no data within the timeout'}") from error
+        except aiohttp.ClientPayloadError as error:
+            raise DownloadConnectionError(url, f"body ended early: {error}") from error
+        except aiohttp.TooManyRedirects as error:
+            raise DownloadError(url, "too many redirects") from error
+        except (aiohttp.ClientError, OSError) as error:
+            raise DownloadConnectionError(url, f"connection failed: {error or type(error).__name__}") from error
+
+    def _proxy_arguments(self) -> dict[str, object]:
+        settings = self.settings
+        if not settings.proxy_url:
+            return {}
+        auth = None
+        if settings.proxy_username:
+            auth = aiohttp.BasicAuth(settings.proxy_username, settings.proxy_password or "")
+        return {"proxy": settings.proxy_url, "proxy_auth": auth}
+
+
+def _cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
+    try:
+        loop.call_soon_threadsafe(task.cancel)
+    except RuntimeError:
+        pass  # the loop already ended: nothing left to cancel
+
+
+async def _emit_finished(pending: set[asyncio.Task[Outcome]], handoff: Handoff) -> None:
+    """Wait for at least one download to end and hand every ended one over, removing it from `pending`."""
+    done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    for task in done:
+        pending.discard(task)
+        outcome = task.result()
+        if not handoff.try_emit(outcome):
+            await asyncio.to_thread(handoff.emit, outcome)
+
+
+async def _abandon(pending: set[asyncio.Task[Outcome]]) -> None:
+    """Cancel downloads nobody will consume and remove whatever files they finished."""
+    for task in pending:
+        task.cancel()
+    for outcome in await asyncio.gather(*pending, return_exceptions=True):
+        if isinstance(outcome, DownloadResult):
+            outcome.path.unlink(missing_ok=True)

@@ -1,0 +1,171 @@
+"""The plugin contract (`Downloader`) and `BaseDownloader`, which runs any engine behind it.
+
+An engine runs in a thread of its own and hands finished outcomes to the caller through a bounded
+queue. The caller's loop is therefore the same for every engine: it iterates `fetch(...)`, and the
+engine keeps downloading while the caller stores what arrived, never more than the queue's bound
+ahead of it.
+"""
+
+from __future__ import annotations
+
+import abc
+import queue
+import threading
+from pathlib import Path
+from typing import Callable, ClassVar, Generator, Iterable, Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+from downloaders import defaults
+from downloaders.errors import UnsupportedURL
+from downloaders.settings import DownloaderSettings
+from downloaders.types import DownloadRequest, DownloadResult, Outcome
+
+__all__ = ["Downloader", "BaseDownloader", "Handoff", "FetchCancelled", "check_url"]
+
+ALLOWED_SCHEMES = frozenset({"http", "https"})
+
+
+def check_url(url: str) -> None:
+    """Refuse anything but an http(s) URL with a host, before any connection is made."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ALLOWED_SCHEMES or not parts.netloc:
+        raise UnsupportedURL(url, f"only http and https URLs are fetched, not {parts.scheme or 'a bare path'!r}")
+
+
+@runtime_checkable
+class Downloader(Protocol):
+    """What the sync pipeline needs from a downloader; register the class under `pulp_sync.downloaders`."""
+
+    name: ClassVar[str]
+
+    def __init__(self, settings: DownloaderSettings) -> None: ...
+
+    def fetch(self, requests: Iterable[DownloadRequest], temp_dir: Path) -> Generator[Outcome, None, None]:
+        """Yield one outcome per request, in completion order, with at most `download_concurrency`
+        in flight. Closing the iterator early cancels the rest and leaves no file behind."""
+        ...
+
+
+class FetchCancelled(Exception):
+    """Raised inside an engine when the consumer closed the iterator; the engine should unwind."""
+
+
+class Handoff:
+    """The bounded queue between an engine's thread and the consumer, plus cancellation."""
+
+    _DONE = object()
+
+    def __init__(self, maxsize: int) -> None:
+        self._queue: queue.Queue[object] = queue.Queue(maxsize)
+        self.cancelled = threading.Event()
+        self._on_cancel: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    def emit(self, outcome: Outcome) -> None:
+        """Hand an outcome over, waiting while the queue is full; raises FetchCancelled once cancelled."""
+        while not self.cancelled.is_set():
+            try:
+                self._queue.put(outcome, timeout=0.05)
+                return
+            except queue.Full:
+                continue
+        _discard(outcome)
+        raise FetchCancelled()
+
+    def try_emit(self, outcome: Outcome) -> bool:
+        """Hand over without waiting; False when the queue is full (the caller waits elsewhere)."""
+        try:
+            self._queue.put_nowait(outcome)
+            return True
+        except queue.Full:
+            return False
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        """Run `callback` (from the consumer's thread) when the consumer stops early."""
+        with self._lock:
+            self._on_cancel.append(callback)
+            if not self.cancelled.is_set():
+                return
+        callback()
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled.set()
+            callbacks = list(self._on_cancel)
+        for callback in callbacks:
+            callback()
+
+    def finish(self, error: BaseException | None = None) -> None:
+        """Signal the end of the stream (with the engine's crash, if it crashed)."""
+        marker = error if error is not None else self._DONE
+        while not self.cancelled.is_set():
+            try:
+                self._queue.put(marker, timeout=0.05)
+                return
+            except queue.Full:
+                continue
+
+    def get(self) -> Outcome | None:
+        """The next outcome, or None at the end; re-raises an engine crash in the consumer."""
+        item = self._queue.get()
+        if item is self._DONE:
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item  # type: ignore[return-value]
+
+    def drain(self) -> None:
+        """Remove the temp files of outcomes nobody will consume."""
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if isinstance(item, DownloadResult):
+                _discard(item)
+
+
+def _discard(outcome: object) -> None:
+    if isinstance(outcome, DownloadResult):
+        outcome.path.unlink(missing_ok=True)
+
+
+class BaseDownloader(abc.ABC):
+    """Runs `_run` in a background thread and turns the hand-off queue into `fetch`'s iterator."""
+
+    name: ClassVar[str]
+
+    def __init__(self, settings: DownloaderSettings) -> None:
+        self.settings = settings
+
+    def fetch(self, requests: Iterable[DownloadRequest], temp_dir: Path) -> Generator[Outcome, None, None]:
+        handoff = Handoff(maxsize=self.settings.download_concurrency * defaults.QUEUE_SIZE_FACTOR)
+        worker = threading.Thread(
+            target=self._run_to_end, args=(requests, Path(temp_dir), handoff), name=f"{self.name}-downloader", daemon=True
+        )
+        worker.start()
+        try:
+            while (outcome := handoff.get()) is not None:
+                yield outcome
+        finally:
+            handoff.cancel()
+            worker.join()
+            handoff.drain()
+
+    def _run_to_end(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
+        try:
+            self._run(requests, temp_dir, handoff)
+        except FetchCancelled:
+            return
+        except BaseException as crash:  # noqa: BLE001 - carried to the consumer's thread and re-raised there
+            handoff.finish(crash)
+            return
+        handoff.finish()
+
+    @abc.abstractmethod
+    def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
+        """Download every request, emitting each outcome through `handoff` as it completes.
+
+        Must keep at most `download_concurrency` requests in flight, release that slot while
+        backing off, and return promptly (raising FetchCancelled is fine) once `handoff.cancelled`.
+        """

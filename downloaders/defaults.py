@@ -1,0 +1,36 @@
+"""Every default of the downloaders, in one place (named after pulpcore's Remote fields)."""
+
+from __future__ import annotations
+
+DOWNLOAD_CONCURRENCY: int = 10
+"""Downloads in flight at once; pulpcore's default for a Remote."""
+
+MAX_RETRIES: int = 3
+"""Retries after the first attempt for connection errors, timeouts, 429 and 5xx."""
+
+MISMATCH_RETRIES: int = 1
+"""Retries after a digest or size mismatch: one, in case the bytes were damaged in transit."""
+
+CONNECT_TIMEOUT: float | None = 60.0
+"""Seconds to get a connection, waiting for a free one in the pool included."""
+
+SOCK_CONNECT_TIMEOUT: float | None = 30.0
+"""Seconds for the TCP (and TLS) connect of a new connection."""
+
+SOCK_READ_TIMEOUT: float | None = 60.0
+"""Seconds a read on the socket may wait for the next bytes."""
+
+TOTAL_TIMEOUT: float | None = None
+"""Seconds for one attempt as a whole, body included; None: no limit (large files on slow links)."""
+
+BACKOFF_BASE: float = 0.5
+"""Seconds of the first backoff; each retry doubles it (full jitter)."""
+
+BACKOFF_MAX: float = 30.0
+"""Longest backoff between two attempts, and longest Retry-After honoured."""
+
+CHUNK_SIZE: int = 256 * 1024
+"""Bytes read, hashed and written per step while streaming a body."""
+
+QUEUE_SIZE_FACTOR: int = 2
+"""Finished downloads waiting for the consumer, as a multiple of the concurrency."""

@@ -1,0 +1,99 @@
+"""The downloaders' exception tree.
+
+    DownloadError                 every failure of one request; carries the URL
+    ├── UnsupportedURL            not http or https: never fetched
+    ├── HttpStatusError           an answer that is not 2xx (retryable: 429 and 5xx)
+    ├── DownloadTimeout           connect, read or total timeout (retryable)
+    ├── DownloadConnectionError   refused, reset, closed early (retryable)
+    │   └── TLSVerificationError  the server's certificate is not trusted (not retryable)
+    └── VerificationError         the bytes are not the ones the manifest names
+        ├── SizeMismatch
+        └── DigestMismatch
+
+Each engine translates its own library's errors into these at one place, so the sync pipeline and
+the conformance tests see the same types from every downloader.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DownloadError",
+    "UnsupportedURL",
+    "HttpStatusError",
+    "DownloadTimeout",
+    "DownloadConnectionError",
+    "TLSVerificationError",
+    "VerificationError",
+    "SizeMismatch",
+    "DigestMismatch",
+]
+
+
+class DownloadError(Exception):
+    """A request could not be turned into a verified file."""
+
+    retryable: bool = False
+
+    def __init__(self, url: str, message: str) -> None:
+        super().__init__(f"{message} ({url})")
+        self.url = url
+        self.message = message
+
+
+class UnsupportedURL(DownloadError):
+    """Only http and https are fetched: a manifest cannot make us read files or other schemes."""
+
+
+class HttpStatusError(DownloadError):
+    """The server answered with a status other than 2xx."""
+
+    def __init__(self, url: str, status: int, reason: str = "", retry_after: float | None = None) -> None:
+        super().__init__(url, f"HTTP {status} {reason}".rstrip())
+        self.status = status
+        self.retry_after = retry_after
+
+    @property
+    def retryable(self) -> bool:  # type: ignore[override]
+        return self.status == 429 or self.status >= 500
+
+
+class DownloadTimeout(DownloadError):
+    """A connect, read or total timeout ran out; raise the matching *_timeout setting if the link is slow."""
+
+    retryable = True
+
+
+class DownloadConnectionError(DownloadError):
+    """The connection failed or ended before the whole body arrived."""
+
+    retryable = True
+
+
+class TLSVerificationError(DownloadConnectionError):
+    """The certificate could not be verified; give `ca_cert`, or turn `tls_validation` off knowingly."""
+
+    retryable = False
+
+
+class VerificationError(DownloadError):
+    """The body does not match the size or sha256 the request expects."""
+
+    retryable = True
+
+
+class SizeMismatch(VerificationError):
+    """The body is longer or shorter than the expected size."""
+
+    def __init__(self, url: str, expected: int, actual: int) -> None:
+        super().__init__(url, f"size mismatch: expected {expected} bytes, got {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class DigestMismatch(VerificationError):
+    """The body's sha256 is not the expected one."""
+
+    def __init__(self, url: str, expected: str, actual: str) -> None:
+        super().__init__(url, f"sha256 mismatch: expected {expected}, got {actual}")
+        self.expected = expected
+        self.actual = actual

@@ -1,0 +1,81 @@
+"""When to try a request again, and how long to wait first; shared by every engine so they agree."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+
+from downloaders import defaults
+from downloaders.errors import DownloadError, HttpStatusError, VerificationError
+from downloaders.settings import DownloaderSettings
+
+__all__ = ["RetryPolicy", "RateLimiter", "parse_retry_after"]
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a Retry-After header asks for: delta-seconds or an HTTP date (RFC 9110 §10.2.3)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    current = datetime.now(timezone.utc).timestamp() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+class RetryPolicy:
+    """Decides retries: transient errors up to max_retries, a mismatch once, never another 4xx.
+
+    The delay is exponential backoff with full jitter (AWS Architecture Blog, "Exponential Backoff
+    And Jitter", 2015): uniform in [0, min(max, base * 2**retry)], so many clients that failed
+    together do not retry together. A Retry-After from the server wins when it is longer.
+    """
+
+    def __init__(self, settings: DownloaderSettings, rng: random.Random | None = None) -> None:
+        self._max_retries = settings.max_retries
+        self._base = settings.backoff_base
+        self._cap = settings.backoff_max
+        self._rng = rng or random.Random()
+
+    def should_retry(self, error: DownloadError, attempts: int, mismatches: int) -> bool:
+        """True when a request that failed with `error` after `attempts` tries gets another one."""
+        if not error.retryable or attempts > self._max_retries:
+            return False
+        if isinstance(error, VerificationError):
+            return mismatches <= defaults.MISMATCH_RETRIES
+        return True
+
+    def delay(self, error: DownloadError, attempts: int) -> float:
+        """Seconds to wait before attempt number `attempts + 1`."""
+        jitter = self._rng.uniform(0.0, min(self._cap, self._base * 2 ** (attempts - 1)))
+        if isinstance(error, HttpStatusError) and error.retry_after is not None:
+            return max(jitter, min(self._cap, error.retry_after))
+        return jitter
+
+
+class RateLimiter:
+    """At most `rate` request starts per second across all threads (pulpcore's Remote.rate_limit)."""
+
+    def __init__(self, rate: float | None) -> None:
+        self._interval = 1.0 / rate if rate else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def reserve(self) -> float:
+        """Claim the next start slot; returns how many seconds to wait before starting."""
+        if not self._interval:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            start = max(now, self._next)
+            self._next = start + self._interval
+            return start - now
