@@ -1,0 +1,77 @@
+"""Starting Django on our settings, creating the schema, and the seed's `pclean` (reset)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import django
+from django.apps import apps
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection, connections
+from django.db.migrations.recorder import MigrationRecorder
+
+from pulp_sync.store import artifact_store
+
+__all__ = ["setup", "migrate", "reset", "describe"]
+
+
+def setup() -> None:
+    """Start Django with `pulp_sync.settings` (unless DJANGO_SETTINGS_MODULE names other settings).
+
+    Creates PULP_SYNC_HOME, where the sqlite database is, if it is not there yet.
+    """
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pulp_sync.settings")
+    django.setup()
+    Path(settings.PULP_SYNC_HOME).mkdir(parents=True, exist_ok=True)
+
+
+def migrate() -> None:
+    """Bring the schema up to date, quietly; a no-op when it already is."""
+    call_command("migrate", verbosity=0, interactive=False)
+
+
+def reset() -> None:
+    """A fresh, empty schema and an empty artifact store: the state before a benchmark run."""
+    sqlite_file = _sqlite_file()
+    connections.close_all()
+    if sqlite_file is not None:
+        for path in (sqlite_file, Path(f"{sqlite_file}-wal"), Path(f"{sqlite_file}-shm")):
+            path.unlink(missing_ok=True)
+    else:
+        _drop_tables()
+    artifact_store().remove_all()
+    migrate()
+
+
+def describe() -> str:
+    """The database in use, for messages: the sqlite file, or engine and name (never credentials)."""
+    sqlite_file = _sqlite_file()
+    if sqlite_file is not None:
+        return f"sqlite {sqlite_file}"
+    database = settings.DATABASES["default"]
+    return f"{connection.vendor} {database.get('NAME')} on {database.get('HOST') or 'localhost'}"
+
+
+def _sqlite_file() -> Path | None:
+    database = settings.DATABASES["default"]
+    name = str(database.get("NAME", ""))
+    if database["ENGINE"] != "django.db.backends.sqlite3" or name in ("", ":memory:") or name.startswith("file:"):
+        return None
+    return Path(name)
+
+
+def _drop_tables() -> None:
+    """Drop the tables of every installed model and Django's migration record, on any engine.
+
+    `delete_model` also drops a model's implicit many-to-many tables. Constraint checks are off
+    while dropping (MySQL refuses to drop a referenced table otherwise; PostgreSQL's DROP TABLE
+    ... CASCADE needs no help).
+    """
+    existing = set(connection.introspection.table_names())
+    models = [*apps.get_models(), MigrationRecorder.Migration]
+    with connection.constraint_checks_disabled(), connection.schema_editor() as editor:
+        for model in models:
+            if model._meta.managed and model._meta.db_table in existing:
+                editor.delete_model(model)

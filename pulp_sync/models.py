@@ -1,0 +1,143 @@
+"""The service's records: where content comes from (Remote), what was synced (versions), what is stored.
+
+    Remote ──sync──> Repository ──> RepositoryVersion ──(RepositoryContent)──> FileContent ──> Artifact
+
+An Artifact is one verified file in the store, keyed by sha256 and shared by every repository; a
+FileContent is a relative path naming an artifact; a RepositoryVersion is an immutable set of
+FileContents. Only portable ORM features are used, so sqlite, PostgreSQL and MariaDB all fit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import fields
+
+from django.core.exceptions import ValidationError
+from django.db import models
+
+import downloaders
+from downloaders import DownloaderSettings, UnknownDownloader
+
+__all__ = ["Remote", "Repository", "RepositoryVersion", "Artifact", "FileContent", "RepositoryContent"]
+
+_SETTING_NAMES = frozenset(f.name for f in fields(DownloaderSettings))
+
+
+class Remote(models.Model):
+    """Where a repository is synced from, and how: the downloader and its settings.
+
+    The settings fields are named exactly like `DownloaderSettings` (and pulpcore's Remote); a null
+    field means "the downloader's default".
+    """
+
+    name = models.CharField(max_length=255, unique=True)
+    url = models.URLField(max_length=2048, help_text="The PULP_MANIFEST URL; files are fetched relative to it.")
+    downloader = models.CharField(max_length=64, default="asyncio")
+    download_concurrency = models.PositiveIntegerField(null=True, blank=True)
+    connect_timeout = models.FloatField(null=True, blank=True)
+    sock_connect_timeout = models.FloatField(null=True, blank=True)
+    sock_read_timeout = models.FloatField(null=True, blank=True)
+    total_timeout = models.FloatField(null=True, blank=True)
+    max_retries = models.PositiveIntegerField(null=True, blank=True)
+    rate_limit = models.FloatField(null=True, blank=True)
+    headers = models.JSONField(null=True, blank=True)
+    username = models.TextField(null=True, blank=True)
+    password = models.TextField(null=True, blank=True)
+    proxy_url = models.TextField(null=True, blank=True)
+    proxy_username = models.TextField(null=True, blank=True)
+    proxy_password = models.TextField(null=True, blank=True)
+    tls_validation = models.BooleanField(default=True)
+    ca_cert = models.TextField(null=True, blank=True, help_text="Path of a PEM CA bundle.")
+    client_cert = models.TextField(null=True, blank=True, help_text="Path of a PEM client certificate.")
+    client_key = models.TextField(null=True, blank=True, help_text="Path of the client certificate's PEM key.")
+
+    def __str__(self) -> str:
+        return self.name
+
+    def downloader_settings(self) -> DownloaderSettings:
+        """The settings this remote gives its downloader; raises ValueError on a bad value."""
+        names = [f.attname for f in self._meta.concrete_fields if f.attname in _SETTING_NAMES]
+        return DownloaderSettings.from_mapping({n: getattr(self, n) for n in names if getattr(self, n) is not None})
+
+    def clean(self) -> None:
+        """Refuse a remote that could not sync: an unknown downloader or settings it would reject."""
+        try:
+            self.downloader_settings()
+            downloaders.load(self.downloader)
+        except (ValueError, UnknownDownloader) as error:
+            raise ValidationError(f"remote {self.name!r}: {error}") from error
+
+
+class Repository(models.Model):
+    """A named series of versions; the latest one is what the repository currently holds."""
+
+    name = models.CharField(max_length=255, unique=True)
+
+    class Meta:
+        verbose_name_plural = "repositories"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def latest_version(self) -> "RepositoryVersion | None":
+        """The current version, or None before the first successful sync."""
+        return self.versions.order_by("-number").first()
+
+
+class Artifact(models.Model):
+    """One verified file in the artifact store, found there by its sha256."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    size = models.PositiveBigIntegerField()
+    relative_path = models.CharField(max_length=255, help_text="Where the file is, relative to the store's root.")
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.sha256
+
+
+class FileContent(models.Model):
+    """A manifest line: a relative path and the artifact it names; shared by every version that has it.
+
+    Unique by `key`, a digest of (relative_path, artifact sha256), rather than by the two columns:
+    a 1024-character path is too long for a MySQL/MariaDB index, and their default collations
+    compare case-insensitively, which would merge `A.iso` with `a.iso`. A hex key is short and
+    compares the same on every engine.
+    """
+
+    key = models.CharField(max_length=64, unique=True)
+    relative_path = models.CharField(max_length=1024)
+    artifact = models.ForeignKey(Artifact, on_delete=models.PROTECT, related_name="contents")
+
+    def __str__(self) -> str:
+        return self.relative_path
+
+    @staticmethod
+    def key_for(relative_path: str, sha256: str) -> str:
+        """The identity of a path naming an artifact's bytes."""
+        return hashlib.sha256(f"{relative_path}\0{sha256}".encode()).hexdigest()
+
+
+class RepositoryVersion(models.Model):
+    """An immutable set of content, numbered from 1 within its repository."""
+
+    repository = models.ForeignKey(Repository, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    created = models.DateTimeField(auto_now_add=True)
+    content = models.ManyToManyField(FileContent, through="RepositoryContent", related_name="versions")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["repository", "number"], name="unique_version_number")]
+
+    def __str__(self) -> str:
+        return f"{self.repository.name} version {self.number}"
+
+
+class RepositoryContent(models.Model):
+    """Membership of one content unit in one version."""
+
+    version = models.ForeignKey(RepositoryVersion, on_delete=models.CASCADE, related_name="memberships")
+    content = models.ForeignKey(FileContent, on_delete=models.PROTECT, related_name="memberships")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["version", "content"], name="unique_version_content")]

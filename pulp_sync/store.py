@@ -1,0 +1,100 @@
+"""The content-addressed artifact store: verified files at `artifact/<sha[:2]>/<sha[2:]>` under a root.
+
+Downloads land in a per-sync workspace inside `<root>/tmp`, on the same filesystem as the store,
+so adopting a verified file is one atomic `os.replace`: a reader sees the whole file or none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from django.conf import settings
+
+__all__ = ["ArtifactStore", "artifact_store"]
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+class ArtifactStore:
+    """Files named by their sha256; a digest becomes a path only after it is checked to be one.
+
+    With `fsync`, each adopted file and its directory are flushed to disk before `adopt` returns,
+    so an artifact recorded in the database survives a power cut. It costs two disk flushes per
+    file, which on many small files can take longer than the downloads themselves (pulpcore's
+    cost); without it the files survive a crash of the process, just not of the machine.
+    """
+
+    def __init__(self, root: Path, fsync: bool = False) -> None:
+        self.root = Path(root)
+        self.fsync = fsync
+
+    @property
+    def temp_dir(self) -> Path:
+        """Where downloads are written before adoption (created on first use)."""
+        folder = self.root / "tmp"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+
+    def relative_path_for(self, sha256: str) -> str:
+        """The artifact's path relative to the root, as recorded in the database."""
+        if not _SHA256.fullmatch(sha256):
+            raise ValueError(f"not a sha256 digest (64 lowercase hex characters): {sha256!r}")
+        return f"artifact/{sha256[:2]}/{sha256[2:]}"
+
+    def path_for(self, sha256: str) -> Path:
+        """Where the artifact with this digest lives; ValueError unless it is a sha256 hex digest."""
+        return self.root / self.relative_path_for(sha256)
+
+    @contextmanager
+    def workspace(self) -> Iterator[Path]:
+        """A fresh temp dir for one sync, removed with everything left in it when the block ends."""
+        folder = Path(tempfile.mkdtemp(prefix="sync-", dir=self.temp_dir))
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def adopt(self, temp_file: Path, sha256: str) -> Path:
+        """Move a verified temp file into place; if the artifact is already there, drop the temp file.
+
+        An existing file of another size is damaged and is replaced by the verified one.
+        """
+        target = self.path_for(sha256)
+        if target.exists() and target.stat().st_size == temp_file.stat().st_size:
+            temp_file.unlink()
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if self.fsync:
+            _flush(temp_file)
+        os.replace(temp_file, target)
+        if self.fsync:
+            _flush(target.parent)
+        return target
+
+    def open(self, sha256: str) -> BinaryIO:
+        """The artifact's bytes, for reading."""
+        return self.path_for(sha256).open("rb")
+
+    def remove_all(self) -> None:
+        """Delete every artifact and temp file (part of a reset)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _flush(path: Path) -> None:
+    """fsync a file or a directory (a directory's entry for a renamed file needs its own flush)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def artifact_store() -> ArtifactStore:
+    """The store the settings name (`PULP_SYNC_HOME/artifacts`, `PULP_SYNC_FSYNC`)."""
+    return ArtifactStore(settings.PULP_SYNC_ARTIFACTS, fsync=settings.PULP_SYNC_FSYNC)

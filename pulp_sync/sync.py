@@ -1,0 +1,330 @@
+"""The sync pipeline of DESIGN.md: manifest, plan, downloads, then one new repository version.
+
+    fetch the manifest ─> validate every line, spool what the DB lacks ─> download the spool
+    ─> adopt + record each artifact ─> one transaction: content rows and the new version
+
+Every downloader is used only through `downloaders.load(name)` and `fetch(requests, temp_dir)`,
+so two syncs differ in nothing but the downloader. The database is touched only from the caller's
+thread: the downloader reads its requests from a spool file in the sync's workspace.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from contextlib import closing
+from dataclasses import asdict, dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any, Iterable, Iterator, TypeVar
+from urllib.parse import quote, urljoin
+
+from django.db import transaction
+
+import downloaders
+from downloaders import Downloader, DownloadFailure, DownloadRequest, DownloadResult, UnknownDownloader
+from pulp_sync.manifest import ManifestError, parse_manifest
+from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
+from pulp_sync.progress import NullProgress, ProgressSink
+from pulp_sync.store import ArtifactStore, artifact_store
+
+__all__ = ["SyncError", "SyncReport", "sync_repository", "file_url"]
+
+_LOOKUP_BATCH = 1000
+"""Manifest lines per database lookup while planning and while building the version."""
+_INSERT_BATCH = 500
+"""Rows per INSERT."""
+_FLUSH_SECONDS = 1.0
+"""Longest time an adopted artifact waits for its row while downloads are slow."""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one sync did. `version` is None when nothing changed (or, with failures, when it failed)."""
+
+    repository: str
+    version: int | None
+    artifacts_downloaded: int
+    artifacts_skipped: int
+    content_units: int
+    bytes_downloaded: int
+    seconds: float
+    mb_per_s: float
+    retries: int
+    failures: int
+    downloader: str
+    concurrency: int
+    latency_p50: float | None
+    latency_p90: float | None
+    latency_p99: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready values."""
+        return asdict(self)
+
+    def summary(self) -> str:
+        """One line for people: what changed, how much, how fast, with what."""
+        outcome = f" version {self.version}" if self.version is not None else ", unchanged"
+        return (
+            f"Synced {self.repository}{outcome}: {self.artifacts_downloaded} artifacts downloaded, "
+            f"{self.artifacts_skipped} skipped, {self.bytes_downloaded / 1e6:.1f} MB in {self.seconds:.1f} s "
+            f"({self.mb_per_s:.1f} MB/s) with {self.downloader} x{self.concurrency}"
+        )
+
+
+class SyncError(Exception):
+    """A sync that did not complete: no version was created and the current one stays current.
+
+    `error` is the typed cause (a DownloadError, a ManifestError, ...); `report` is what the sync
+    did before it stopped, when it got as far as downloading.
+    """
+
+    def __init__(self, message: str, error: BaseException | None = None, report: SyncReport | None = None) -> None:
+        super().__init__(message)
+        self.error = error
+        self.report = report
+
+
+@dataclass
+class _Tally:
+    """What a sync did so far; it becomes the SyncReport. The clock starts when the tally is made."""
+
+    repository: str
+    downloader: str
+    concurrency: int
+    started: float = field(default_factory=time.monotonic)
+    content_units: int = 0
+    skipped: int = 0
+    downloaded: int = 0
+    bytes: int = 0
+    retries: int = 0
+    failures: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+    def count(self, outcome: DownloadResult | DownloadFailure) -> None:
+        self.retries += outcome.attempts - 1
+        if isinstance(outcome, DownloadFailure):
+            self.failures += 1
+            return
+        self.downloaded += 1
+        self.bytes += outcome.size
+        self.latencies.append(outcome.seconds)
+
+    def report(self, version: int | None) -> SyncReport:
+        seconds = time.monotonic() - self.started
+        p50, p90, p99 = _percentiles(self.latencies)
+        return SyncReport(
+            repository=self.repository,
+            version=version,
+            artifacts_downloaded=self.downloaded,
+            artifacts_skipped=self.skipped,
+            content_units=self.content_units,
+            bytes_downloaded=self.bytes,
+            seconds=seconds,
+            mb_per_s=self.bytes / 1e6 / seconds if seconds > 0 else 0.0,
+            retries=self.retries,
+            failures=self.failures,
+            downloader=self.downloader,
+            concurrency=self.concurrency,
+            latency_p50=p50,
+            latency_p90=p90,
+            latency_p99=p99,
+        )
+
+
+@dataclass
+class _Plan:
+    """The downloads a sync needs: spooled to a file, with their count and bytes (for progress)."""
+
+    spool: Path
+    missing: int = 0
+    missing_bytes: int = 0
+
+
+def sync_repository(remote: Remote, repository: Repository, progress: ProgressSink | None = None) -> SyncReport:
+    """Sync `repository` from `remote` and return what was done; raise SyncError if it cannot finish.
+
+    A failed sync creates no version; the artifacts it already downloaded are verified and kept,
+    so syncing again downloads only the rest.
+    """
+    downloader, concurrency = _downloader(remote)
+    store = artifact_store()
+    tally = _Tally(repository.name, remote.downloader, concurrency)
+    with store.workspace() as workspace:
+        manifest = _fetch_manifest(downloader, remote.url, workspace)
+        plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
+        requests = _spooled_requests(plan.spool, remote.url)
+        _download(downloader, requests, plan, store, workspace, progress or NullProgress(), tally)
+        version = _create_version(repository, manifest)
+    return tally.report(version)
+
+
+def file_url(manifest_url: str, relative_path: str) -> str:
+    """Where a manifest's file is: its quoted path relative to the manifest's own URL."""
+    return urljoin(manifest_url, quote(relative_path))
+
+
+def _downloader(remote: Remote) -> tuple[Downloader, int]:
+    """The remote's downloader, built from its settings, and its concurrency."""
+    try:
+        settings = remote.downloader_settings()
+        return downloaders.load(remote.downloader)(settings), settings.download_concurrency
+    except (ValueError, UnknownDownloader) as error:
+        raise SyncError(f"remote {remote.name!r} cannot sync: {error}", error) from error
+
+
+def _fetch_manifest(downloader: Downloader, url: str, workspace: Path) -> Path:
+    """The manifest, fetched through the same downloader as the files (no digest to check)."""
+    with closing(downloader.fetch([DownloadRequest(url, "PULP_MANIFEST")], workspace)) as outcomes:
+        outcome = next(outcomes, None)
+    if isinstance(outcome, DownloadFailure):
+        raise SyncError(f"could not fetch the manifest: {outcome.error}; check the remote's URL", outcome.error)
+    if outcome is None:
+        raise SyncError(f"downloader {downloader.name!r} returned nothing for the manifest {url}")
+    return outcome.path
+
+
+def _plan_or_refuse(manifest: Path, url: str, workspace: Path, tally: _Tally) -> _Plan:
+    """Validate the whole manifest before anything is downloaded, and plan the downloads."""
+    try:
+        return _plan(manifest, workspace, tally)
+    except ManifestError as error:
+        raise SyncError(f"{error} (in {url}); nothing was changed: fix the manifest and sync again", error) from error
+
+
+def _plan(manifest: Path, workspace: Path, tally: _Tally) -> _Plan:
+    """Spool each digest the database lacks once, one lookup per batch of manifest lines."""
+    plan = _Plan(workspace / "missing.spool")
+    seen: set[str] = set()
+    with plan.spool.open("w", encoding="utf-8") as spool:
+        for batch in _batches(parse_manifest(manifest), _LOOKUP_BATCH):
+            tally.content_units += len(batch)
+            fresh = {entry.sha256: entry for entry in batch if entry.sha256 not in seen}
+            seen.update(fresh)
+            present = set(Artifact.objects.filter(sha256__in=fresh).values_list("sha256", flat=True))
+            tally.skipped += len(present)
+            for entry in (entry for digest, entry in fresh.items() if digest not in present):
+                spool.write(f"{entry.sha256},{entry.size},{entry.relative_path}\n")
+                plan.missing += 1
+                plan.missing_bytes += entry.size
+    return plan
+
+
+def _spooled_requests(spool: Path, manifest_url: str) -> Iterator[DownloadRequest]:
+    """The spooled downloads as requests, read lazily in the downloader's thread (no DB there)."""
+    with spool.open(encoding="utf-8") as lines:
+        for line in lines:
+            sha256, size, relative_path = line.rstrip("\n").split(",", 2)
+            yield DownloadRequest(file_url(manifest_url, relative_path), relative_path, sha256, int(size))
+
+
+def _download(
+    downloader: Downloader,
+    requests: Iterable[DownloadRequest],
+    plan: _Plan,
+    store: ArtifactStore,
+    workspace: Path,
+    progress: ProgressSink,
+    tally: _Tally,
+) -> None:
+    """Download, adopt and record every request; at the first failure stop and keep what was adopted."""
+    recorder = _ArtifactRecorder(store)
+    progress.start(plan.missing, plan.missing_bytes)
+    try:
+        with closing(downloader.fetch(requests, workspace)) as outcomes:
+            for outcome in outcomes:
+                tally.count(outcome)
+                if isinstance(outcome, DownloadFailure):
+                    raise _download_failed(outcome, tally)
+                recorder.add(outcome)
+                progress.advance(1, outcome.size)
+    finally:
+        recorder.flush()
+        progress.finish()
+
+
+def _download_failed(failure: DownloadFailure, tally: _Tally) -> SyncError:
+    return SyncError(
+        f"could not download {failure.request.relative_path} after {failure.attempts} attempt(s): {failure.error}; "
+        f"{tally.repository!r} is unchanged, and the {tally.downloaded} artifact(s) downloaded are kept, "
+        "so syncing again resumes",
+        failure.error,
+        tally.report(None),
+    )
+
+
+class _ArtifactRecorder:
+    """Adopts verified downloads into the store and inserts their rows in batches."""
+
+    def __init__(self, store: ArtifactStore) -> None:
+        self._store = store
+        self._rows: list[Artifact] = []
+        self._flushed = time.monotonic()
+
+    def add(self, result: DownloadResult) -> None:
+        request = result.request
+        if (result.sha256, result.size) != (request.sha256, request.size):
+            raise SyncError(f"the downloader handed over unverified bytes for {request.url}: it must check the digest")
+        self._store.adopt(result.path, result.sha256)
+        relative_path = self._store.relative_path_for(result.sha256)
+        self._rows.append(Artifact(sha256=result.sha256, size=result.size, relative_path=relative_path))
+        if len(self._rows) >= _INSERT_BATCH or time.monotonic() - self._flushed >= _FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        Artifact.objects.bulk_create(self._rows, batch_size=_INSERT_BATCH, ignore_conflicts=True)
+        self._rows.clear()
+        self._flushed = time.monotonic()
+
+
+def _create_version(repository: Repository, manifest: Path) -> int | None:
+    """In one transaction, make the manifest's content the repository's new version; None if unchanged."""
+    with transaction.atomic():
+        repository = Repository.objects.select_for_update().get(pk=repository.pk)
+        content = _content_ids(manifest)
+        latest = repository.latest_version()
+        if latest is not None and set(latest.content.values_list("pk", flat=True)) == content:
+            return None
+        version = RepositoryVersion.objects.create(repository=repository, number=latest.number + 1 if latest else 1)
+        memberships = (RepositoryContent(version=version, content_id=pk) for pk in sorted(content))
+        for batch in _batches(memberships, _INSERT_BATCH):
+            RepositoryContent.objects.bulk_create(batch)
+        return version.number
+
+
+def _content_ids(manifest: Path) -> set[int]:
+    """Get or create the FileContent of every manifest line, a batch at a time; their ids."""
+    ids: set[int] = set()
+    for batch in _batches(parse_manifest(manifest), _LOOKUP_BATCH):
+        artifacts = dict(Artifact.objects.filter(sha256__in={e.sha256 for e in batch}).values_list("sha256", "pk"))
+        rows = {
+            FileContent.key_for(e.relative_path, e.sha256): (e.relative_path, artifacts[e.sha256]) for e in batch
+        }
+        FileContent.objects.bulk_create(
+            [FileContent(key=key, relative_path=path, artifact_id=pk) for key, (path, pk) in rows.items()],
+            batch_size=_INSERT_BATCH,
+            ignore_conflicts=True,
+        )
+        ids.update(FileContent.objects.filter(key__in=rows).values_list("pk", flat=True))
+    return ids
+
+
+def _percentiles(latencies: list[float]) -> tuple[float | None, float | None, float | None]:
+    """p50, p90, p99 of the download latencies; None without downloads.
+
+    statistics.quantiles with method="inclusive" interpolates linearly between order statistics
+    (Hyndman & Fan type 7, numpy's default), right for a complete set of observations.
+    """
+    if len(latencies) < 2:
+        return (latencies[0],) * 3 if latencies else (None, None, None)
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return cuts[49], cuts[89], cuts[98]
+
+
+def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Lists of up to `size` items, drawn lazily (itertools.batched needs Python 3.12)."""
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch

@@ -1,0 +1,106 @@
+"""The `pulp-sync` command line, driven for real: in a subprocess, and in-process with click's runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from pulp_sync.cli import cli
+from pulp_sync.models import Artifact, Remote, RepositoryVersion
+
+PULP_SYNC = Path(sys.executable).parent / "pulp-sync"
+
+
+def pulp_sync(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PULP_SYNC_HOME": str(home)}
+    return subprocess.run([str(PULP_SYNC), *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), prog_name="pulp-sync")
+
+
+def test_sync_json_in_a_subprocess(server: str, tmp_path: Path) -> None:
+    url = server + "good/PULP_MANIFEST"
+    first = pulp_sync(tmp_path, "sync", url, "--json", "--downloader", "futures", "--concurrency", "3")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["repository"] == "good" and report["version"] == 1 and report["downloader"] == "futures"
+    assert (report["artifacts_downloaded"], report["artifacts_skipped"], report["content_units"]) == (11, 0, 12)
+    assert report["concurrency"] == 3 and report["bytes_downloaded"] > 0 and report["seconds"] > 0
+
+    again = json.loads(pulp_sync(tmp_path, "sync", url, "--json").stdout)
+    assert (again["version"], again["artifacts_downloaded"], again["artifacts_skipped"]) == (None, 0, 11)
+    assert (again["downloader"], again["concurrency"]) == ("futures", 3), "the remote keeps its settings"
+
+
+def test_downloaders_lists_the_built_in_ones(tmp_path: Path) -> None:
+    listed = pulp_sync(tmp_path, "downloaders")
+    assert listed.returncode == 0, listed.stderr
+    assert "asyncio\tdownloaders.asyncio_engine:AsyncioDownloader" in listed.stdout
+    assert "futures\tdownloaders.futures_engine:FuturesDownloader" in listed.stdout
+
+
+def test_sync_prints_one_summary_line(db: Path, server: str) -> None:
+    result = invoke("sync", server + "good/PULP_MANIFEST")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("\n") == 1
+    assert result.stdout.startswith("Synced good version 1: 11 artifacts downloaded, 0 skipped, ")
+    assert result.stdout.rstrip().endswith("MB/s) with asyncio x10")
+
+
+def test_unknown_downloader_is_one_error_line(db: Path, server: str) -> None:
+    result = invoke("sync", server + "good/PULP_MANIFEST", "--downloader", "nope")
+    assert result.exit_code == 1
+    assert result.stderr == "Error: remote 'good': no downloader named 'nope'; installed: asyncio, futures\n"
+    assert result.stdout == "" and not Remote.objects.exists(), "a bad setting is not saved"
+
+
+def test_bad_setting_is_one_error_line(db: Path, server: str) -> None:
+    result = invoke("sync", server + "good/PULP_MANIFEST", "--total-timeout", "-1")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: remote 'good': total_timeout must be a positive number")
+
+
+def test_failed_sync_is_one_error_line(db: Path, server: str) -> None:
+    result = invoke("sync", server + "bad/PULP_MANIFEST", "--json")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith("Error: PULP_MANIFEST line 13: sha256 'abc' is not 64 hexadecimal characters")
+    assert result.stderr.count("\n") == 1
+
+
+def test_failed_download_still_reports_in_json(db: Path, server: str) -> None:
+    result = invoke("sync", server + "missing/PULP_MANIFEST", "--json")
+    assert result.exit_code == 1
+    assert re.match(r"Error: could not download gone\.iso after \d attempt\(s\): HTTP 404", result.stderr)
+    report = json.loads(result.stdout)
+    assert (report["version"], report["failures"]) == (None, 1)
+
+
+def test_repositories_and_reset(db: Path, server: str) -> None:
+    assert invoke("sync", server + "good/PULP_MANIFEST", "--repository", "mine").exit_code == 0
+    listing = invoke("repositories")
+    assert listing.exit_code == 0 and "mine" in listing.stdout and "12" in listing.stdout
+    assert invoke("reset").exit_code == 1, "reset asks first"
+    assert invoke("reset", "--yes").exit_code == 0
+    assert not Artifact.objects.exists() and not RepositoryVersion.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "name"),
+    [
+        ("http://127.0.0.1:8000/PULP_MANIFEST_100", "PULP_MANIFEST_100"),
+        ("http://127.0.0.1:8000/many-small/PULP_MANIFEST", "many-small"),
+        ("http://127.0.0.1:8000/PULP_MANIFEST", "127.0.0.1"),
+    ],
+)
+def test_repository_name_comes_from_the_url(db: Path, url: str, name: str) -> None:
+    result = invoke("sync", url, "--downloader", "nope")
+    assert f"remote '{name}'" in result.stderr
