@@ -1,0 +1,92 @@
+"""Two results folders, cell by cell: did the new code (or setting) change the sync time?
+
+Cells match on manifest and variant name. Differences in setup (scale, profile, machine) are named
+first: a change measured across them is not the code's alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from harness.analysis import analyse
+from harness.results import Results
+from harness.stats import Comparison, Summary, compare
+from harness.summary import verdict
+
+__all__ = ["CellChange", "COMPARE_HEADER", "compare_results", "change_rows", "setup_differences"]
+
+COMPARE_HEADER = ("manifest", "variant", "old (s)", "new (s)", "change", "ratio", "p (Welch)", "verdict")
+_SETUP = ("scale", "profile", "server", "restart_server", "base_url", "profiles")
+_MACHINE = ("cpu_model", "cpu_count", "memory_gb", "hostname")
+
+
+@dataclass(frozen=True)
+class CellChange:
+    """One cell in the old and the new folder; `comparison` takes old as the baseline."""
+
+    manifest: str
+    variant: str
+    old: Summary | None
+    new: Summary | None
+    comparison: Comparison | None
+
+
+def compare_results(old: Results, new: Results) -> list[CellChange]:
+    """Every cell of either folder, in the new folder's order, then cells only the old one has."""
+    old_cells = {(c.manifest, c.variant): c.time for c in analyse(old.experiment, old.runs).cells}
+    new_cells = {(c.manifest, c.variant): c.time for c in analyse(new.experiment, new.runs).cells}
+    keys = list(new_cells) + [key for key in old_cells if key not in new_cells]
+    changes = []
+    for manifest, variant in keys:
+        before, after = _times(old, manifest, variant), _times(new, manifest, variant)
+        comparison = compare(before, after, new.experiment.alpha) if before and after else None
+        changes.append(CellChange(manifest, variant, old_cells.get((manifest, variant)),
+                                  new_cells.get((manifest, variant)), comparison))
+    return changes
+
+
+def change_rows(changes: Sequence[CellChange], alpha: float) -> list[tuple[str, ...]]:
+    """COMPARE_HEADER rows: means, percent change, "new 1.10 ± 0.02x faster", p and verdict."""
+    rows = []
+    for change in changes:
+        old = f"{change.old.mean:.3f}" if change.old else "–"
+        new = f"{change.new.mean:.3f}" if change.new else "–"
+        rows.append((change.manifest, change.variant, old, new, *_judgement(change, alpha)))
+    return rows
+
+
+def setup_differences(old: Results, new: Results) -> list[str]:
+    """Settings and machine facts that differ between the two folders, as sentences."""
+    old_spec, new_spec = old.experiment.as_dict(), new.experiment.as_dict()
+    notes = [f"{key}: {old_spec[key]!r} -> {new_spec[key]!r}" for key in _SETUP if old_spec[key] != new_spec[key]]
+    old_variants = {v["name"]: v for v in old_spec["variants"]}
+    for variant in new_spec["variants"]:
+        before = old_variants.get(variant["name"], variant)
+        notes += [f"variant {variant['name']} {key}: {before[key]!r} -> {value!r}"
+                  for key, value in variant.items() if before.get(key) != value]
+    old_machine, new_machine = old.environment.get("machine", {}), new.environment.get("machine", {})
+    notes += [f"machine {key}: {old_machine.get(key)!r} -> {new_machine.get(key)!r}"
+              for key in _MACHINE if old_machine.get(key) != new_machine.get(key)]
+    old_commit, new_commit = (r.environment.get("git", {}).get("commit") for r in (old, new))
+    if old_commit != new_commit:
+        notes.append(f"commit: {str(old_commit)[:10]} -> {str(new_commit)[:10]} (expected when comparing code)")
+    return notes
+
+
+def _times(results: Results, manifest: str, variant: str) -> list[float]:
+    return [r.sync_seconds for r in results.runs
+            if r.manifest == manifest and r.variant == variant and r.counted and r.sync_seconds is not None]
+
+
+def _judgement(change: CellChange, alpha: float) -> tuple[str, str, str, str]:
+    """(change, ratio, p, verdict) of one cell; says which folder lacks it when one does."""
+    comparison = change.comparison
+    if comparison is None:
+        where = "only in new" if change.old is None else "only in old" if change.new is None else "no runs"
+        return "–", "–", "–", where
+    word = "faster" if comparison.faster == "variant" else "slower"
+    spread = f" ± {comparison.ratio_uncertainty:.2f}" if comparison.ratio_uncertainty is not None else ""
+    p_value = "–" if comparison.p_value is None else f"{comparison.p_value:.3g}"
+    ratio = f"new {comparison.ratio:.2f}{spread}x {word}"
+    return f"{comparison.percent_change:+.1f}%", ratio, p_value, verdict(comparison, alpha)

@@ -1,0 +1,72 @@
+"""Every default of the harness, each with a line that says why: one place to look (rq's defaults.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = [
+    "RUNS",
+    "WARMUP",
+    "SCALE",
+    "PROFILE",
+    "SERVER",
+    "MANIFESTS",
+    "CONCURRENCY",
+    "RUN_TIMEOUT",
+    "CONFIDENCE",
+    "ALPHA",
+    "HIGH_CV",
+    "OUTLIER_Z",
+    "OUTLIER_MIN_RUNS",
+    "SWEEP_CONCURRENCY",
+    "SWEEP_RUNS",
+    "SWEEP_TOLERANCE",
+    "RESULTS_DIR",
+    "STATE_DIR",
+    "PULP_SYNC_COMMAND",
+    "REPOSITORY",
+]
+
+RUNS = 10
+"""Counted runs per cell (manifest x variant): the seed ran ten."""
+WARMUP = 1
+"""Runs per cell made before counting: warms page cache, imports and the server; never averaged."""
+SCALE = 1.0
+"""Fixture size factor; 1.0 is the seed's ~4 MB files (407 MB for the 100 set)."""
+PROFILE = "loopback"
+"""Network profile of the fixture server when the spec names none."""
+SERVER = "builtin"
+"""Fixture server: our own (shapes traffic) or nginx (loopback only)."""
+MANIFESTS = ("100", "200", "300", "400", "500")
+"""The seed's five file-example manifests."""
+CONCURRENCY = 10
+"""Downloads in flight when a variant names none (Pulp's download_concurrency default)."""
+RUN_TIMEOUT = 3600.0
+"""Seconds one sync child may take before it is killed and recorded as failed."""
+CONFIDENCE = 0.95
+"""Level of every confidence interval reported."""
+ALPHA = 0.05
+"""Significance level of Welch's t-test between two variants."""
+HIGH_CV = 0.10
+"""A cell whose stddev is above this fraction of its mean gets a warning: too noisy to trust."""
+OUTLIER_Z = 10.0
+"""Modified Z-score (Iglewicz & Hoaglin 1993) above which a run is flagged. They label 3.5 "potential
+outliers"; hyperfine warns only beyond 14.826 MADs from the median, which is a score of 10, because
+a tight cell's MAD is tiny and 3.5 then flags differences of milliseconds. We warn as hyperfine does."""
+OUTLIER_MIN_RUNS = 5
+"""Fewer runs than this are not screened for outliers: a median of three says little about a fourth."""
+SWEEP_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128)
+"""Concurrency values a sweep tries."""
+SWEEP_RUNS = 3
+"""Counted runs per concurrency value in a sweep: enough for a CI, cheap enough for eight values."""
+SWEEP_TOLERANCE = 0.05
+"""A sweep recommends the smallest concurrency within this fraction of the best throughput."""
+RESULTS_DIR = Path("results")
+"""Where `results/<timestamp>-<experiment>/` folders go."""
+STATE_DIR = Path(".pulp-sync") / "bench"
+"""PULP_SYNC_HOME of the benchmarked syncs: reset before every run, so never the user's own."""
+PULP_SYNC_COMMAND = (sys.executable, "-m", "pulp_sync")
+"""How a run starts pulp-sync: the same interpreter as the harness, so the same installed code."""
+REPOSITORY = "bench"
+"""Repository name every benchmarked sync writes into."""

@@ -1,0 +1,142 @@
+"""Plots as PNG and SVG with matplotlib's Agg canvas (no display, no pyplot global state).
+
+Each plot shows the spread as well as the centre: bars are means, error bars are one stddev (time)
+or the 95% CI (throughput), and every counted run is a dot, so a reader sees what the mean hides.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from harness.analysis import Analysis, Cell, throughput_mb_s
+from harness.records import RunRecord
+from harness.results import Results
+
+__all__ = ["FORMATS", "plot_experiment", "plot_sweep", "SweepLine"]
+
+FORMATS = ("png", "svg")
+_JITTER = 0.08
+"""Half-width of the random sideways shift of run dots, as a fraction of a bar group."""
+
+SweepLine = tuple[str, Sequence[int], Sequence[float], Sequence[float], Sequence[float], int | None]
+"""(downloader, concurrencies, mean MB/s, CI low, CI high, recommended concurrency) for plot_sweep."""
+
+
+def plot_experiment(folder: Path, results: Results, analysis: Analysis) -> list[str]:
+    """Write every plot of an experiment into `folder`; returns the base names written (no suffix)."""
+    written = [
+        _save(folder, "sync_time", _bars(results, analysis, ("Sync time (s)", "mean ± 1 stddev"), _time_bar,
+                                         lambda r: r.sync_seconds)),
+        _save(folder, "throughput", _bars(results, analysis, ("Throughput (MB/s)", "mean ± 95% CI"), _rate_bar,
+                                          throughput_mb_s)),
+        _save(folder, "timeline", _timeline(results)),
+    ]
+    return written
+
+
+def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str = "sweep") -> str:
+    """Throughput against concurrency per downloader, CI as a band, the recommendation circled."""
+    figure = Figure(figsize=(8, 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    for name, concurrency, means, lows, highs, recommended in lines:
+        (line,) = axes.plot(concurrency, means, marker="o", label=name)
+        axes.fill_between(concurrency, lows, highs, alpha=0.2, color=line.get_color())
+        if recommended is not None:
+            y = means[list(concurrency).index(recommended)]
+            axes.scatter([recommended], [y], s=220, facecolors="none", edgecolors=line.get_color(), linewidths=2,
+                         label=f"{name}: recommended {recommended}")
+    axes.set_xscale("log", base=2)
+    ticks = sorted({c for line in lines for c in line[1]})
+    axes.set_xticks(ticks, [str(c) for c in ticks])
+    axes.minorticks_off()
+    axes.set_xlabel("download concurrency")
+    axes.set_ylabel("throughput (MB/s), mean and 95% CI")
+    axes.set_title(title)
+    axes.grid(True, alpha=0.3)
+    axes.legend()
+    return _save(folder, name, figure)
+
+
+def _bars(
+    results: Results,
+    analysis: Analysis,
+    labels: tuple[str, str],
+    bar: Callable[[Cell], tuple[float, float] | None],
+    value: Callable[[RunRecord], float | None],
+) -> Figure:
+    """Grouped bars per manifest and variant, with error bars and every counted run as a dot.
+    `labels` are the y axis label and what the bars and error bars show."""
+    label, shown = labels
+    spec = results.experiment
+    names = [variant.name for variant in spec.variants]
+    width = 0.8 / len(names)
+    figure = Figure(figsize=(max(6.0, 1.6 * len(spec.manifests) + 2), 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    jitter = np.random.default_rng(0)
+    for index, name in enumerate(names):
+        x = np.arange(len(spec.manifests)) + (index - (len(names) - 1) / 2) * width
+        heights = [bar(analysis.cell(manifest, name)) for manifest in spec.manifests]
+        axes.bar(x, [h[0] if h else 0 for h in heights], width * 0.9, yerr=[h[1] if h else 0 for h in heights],
+                 capsize=4, alpha=0.6, label=name, color=f"C{index}", error_kw={"zorder": 4})
+        for position, manifest in zip(x, spec.manifests):
+            points = [v for r in results.runs if r.variant == name and r.manifest == manifest and r.counted
+                      for v in [value(r)] if v is not None]
+            shift = jitter.uniform(-_JITTER, _JITTER, len(points)) * len(names) * width
+            axes.scatter(position + shift, points, s=10, color="black", alpha=0.7, zorder=3)
+    axes.set_xticks(np.arange(len(spec.manifests)), [f"{m}" for m in spec.manifests])
+    axes.set_xlabel("manifest")
+    axes.set_ylabel(label)
+    axes.set_title(f"{spec.name}: {label} per manifest ({shown}; dots: every counted run)")
+    axes.grid(True, axis="y", alpha=0.3)
+    axes.legend()
+    return figure
+
+
+def _time_bar(cell: Cell) -> tuple[float, float] | None:
+    """Mean sync time and one sample stddev (the seed's two figures)."""
+    return (cell.time.mean, cell.time.stdev or 0.0) if cell.time else None
+
+
+def _rate_bar(cell: Cell) -> tuple[float, float] | None:
+    """Mean throughput and the half-width of its 95% CI."""
+    rate = cell.throughput
+    if rate is None:
+        return None
+    return rate.mean, (rate.ci_high - rate.mean) if rate.ci_high is not None else 0.0
+
+
+def _timeline(results: Results) -> Figure:
+    """Every run's sync time in the order made, warm-ups hollow: drift and warm-up effects show here."""
+    figure = Figure(figsize=(8, 4), layout="constrained")
+    axes = figure.add_subplot()
+    for index, variant in enumerate(results.experiment.variants):
+        for warmup in (False, True):
+            runs = [(i, r.sync_seconds) for i, r in enumerate(results.runs, start=1)
+                    if r.variant == variant.name and r.ok and r.warmup == warmup and r.sync_seconds is not None]
+            if runs:
+                xs, ys = zip(*runs)
+                axes.scatter(xs, ys, s=16, color=f"C{index}", facecolors="none" if warmup else f"C{index}",
+                             label=f"{variant.name}{' (warm-up)' if warmup else ''}")
+    failed = [i for i, r in enumerate(results.runs, start=1) if not r.ok]
+    for i in failed:
+        axes.axvline(i, color="red", alpha=0.4, linewidth=1)
+    axes.set_xlabel("run, in the order made (red lines: failed runs)")
+    axes.set_ylabel("sync time (s)")
+    axes.set_title(f"{results.experiment.name}: runs in order")
+    axes.grid(True, alpha=0.3)
+    if results.runs:
+        axes.legend(fontsize="small")
+    return figure
+
+
+def _save(folder: Path, name: str, figure: Figure) -> str:
+    """Write `name`.png and `name`.svg; returns `name`."""
+    FigureCanvasAgg(figure)
+    for suffix in FORMATS:
+        figure.savefig(folder / f"{name}.{suffix}", dpi=120)
+    return name

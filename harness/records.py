@@ -1,0 +1,151 @@
+"""What one run measured, as one flat record: a row of runs.csv and an entry of results.json.
+
+A failed run keeps its error and whatever the sync reported before it stopped; it is shown in the
+report and never averaged in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+from harness.child import ChildRun
+from harness.schedule import PlannedRun, RunKey
+
+__all__ = ["RunRecord", "RUN_FIELDS", "record_run", "record_from_dict"]
+
+_REPORT_FIELDS = (
+    "bytes_downloaded",
+    "artifacts_downloaded",
+    "artifacts_skipped",
+    "content_units",
+    "retries",
+    "failures",
+    "mb_per_s",
+    "latency_p50",
+    "latency_p90",
+    "latency_p99",
+    "downloader",
+    "concurrency",
+)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One reset + sync. `sync_seconds` is the sync alone, as the sync timed itself (the seed's
+    runtime); `wall_seconds` is the whole child process, interpreter start included; rusage
+    figures are the sync child's own. `reset_seconds` and `restart_seconds` are harness overhead.
+    """
+
+    manifest: str
+    round: int
+    position: int
+    variant: str
+    warmup: bool
+    started_at: str
+    ok: bool
+    error: str | None
+    returncode: int
+    sync_seconds: float | None
+    wall_seconds: float
+    user_seconds: float
+    system_seconds: float
+    peak_rss_mb: float
+    voluntary_switches: int
+    involuntary_switches: int
+    reset_seconds: float
+    restart_seconds: float | None = None
+    bytes_downloaded: int | None = None
+    artifacts_downloaded: int | None = None
+    artifacts_skipped: int | None = None
+    content_units: int | None = None
+    retries: int | None = None
+    failures: int | None = None
+    mb_per_s: float | None = None
+    latency_p50: float | None = None
+    latency_p90: float | None = None
+    latency_p99: float | None = None
+    downloader: str | None = None
+    concurrency: int | None = None
+
+    @property
+    def key(self) -> RunKey:
+        """Identity of the run across a resume, as PlannedRun.key."""
+        return (self.manifest, self.round, self.variant)
+
+    @property
+    def counted(self) -> bool:
+        """Whether the run goes into the statistics: a successful run that is not a warm-up."""
+        return self.ok and not self.warmup and self.sync_seconds is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunRecord))
+"""Column order of runs.csv."""
+
+
+def record_run(planned: PlannedRun, started_at: str, sync: ChildRun, reset_seconds: float,
+               restart_seconds: float | None = None, timeout: float | None = None) -> RunRecord:
+    """Turn the sync child's output and rusage into a record; any failure becomes its `error`."""
+    report, parse_error = _report_from(sync.stdout)
+    error = _error_of(sync, parse_error, timeout)
+    return RunRecord(
+        manifest=planned.manifest,
+        round=planned.round,
+        position=planned.position,
+        variant=planned.variant,
+        warmup=planned.warmup,
+        started_at=started_at,
+        ok=error is None,
+        error=error,
+        returncode=sync.returncode,
+        sync_seconds=_float(report.get("seconds")),
+        wall_seconds=sync.wall_seconds,
+        user_seconds=sync.user_seconds,
+        system_seconds=sync.system_seconds,
+        peak_rss_mb=sync.peak_rss_mb,
+        voluntary_switches=sync.voluntary_switches,
+        involuntary_switches=sync.involuntary_switches,
+        reset_seconds=reset_seconds,
+        restart_seconds=restart_seconds,
+        **{name: report.get(name) for name in _REPORT_FIELDS},
+    )
+
+
+def record_from_dict(data: Mapping[str, Any]) -> RunRecord:
+    """Read a record back from results.json; keys it does not know are ignored (older harness)."""
+    return RunRecord(**{name: data[name] for name in RUN_FIELDS if name in data})
+
+
+def _report_from(stdout: str) -> tuple[dict[str, Any], str | None]:
+    """The sync's JSON report: the last line of stdout that parses as a JSON object."""
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value, None
+    return {}, "the sync printed no JSON report"
+
+
+def _error_of(sync: ChildRun, parse_error: str | None, timeout: float | None) -> str | None:
+    """Why the run failed, in the sync's own words when it gave some; None when it did not fail."""
+    if sync.returncode == 0 and parse_error is None:
+        return None
+    if sync.returncode < 0 and timeout is not None and sync.wall_seconds >= timeout:
+        return f"timed out after {timeout:g} s (raise `timeout` in the spec or --timeout)"
+    if sync.returncode < 0:
+        return f"killed by signal {-sync.returncode}"
+    lines = [line.strip() for line in sync.stderr.strip().splitlines() if line.strip()]
+    said = next((line for line in reversed(lines) if line.startswith("Error:")), lines[-1] if lines else "")
+    return said or parse_error or f"exit status {sync.returncode}"
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None

@@ -1,0 +1,173 @@
+"""Render a results folder: summary.md, the plots, and report.html, all from results.json.
+
+`bench run` and `bench sweep` call this at their end; `bench report DIR` calls it again at any time
+(after an interrupted run, or after a harness upgrade), so what is shown always matches the runs.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Sequence
+
+from harness import summary
+from harness.analysis import Analysis
+from harness.outputs import perf_data_name, save_run_outputs
+from harness.plots import plot_experiment, plot_sweep
+from harness.records import RUN_FIELDS
+from harness.results import Results, atomic_write_text, load_results
+from harness.sweep import recommend, recommendation_sentence, sweep_lines
+
+__all__ = ["Rendered", "render", "REPORT_FILE", "SUMMARY_FILE"]
+
+REPORT_FILE = "report.html"
+SUMMARY_FILE = "summary.md"
+
+
+class Rendered:
+    """What `render` produced: the results it read, their analysis, and the plot names."""
+
+    def __init__(self, folder: Path, results: Results, analysis: Analysis, plots: list[str]) -> None:
+        self.folder, self.results, self.analysis, self.plots = folder, results, analysis, plots
+
+    @property
+    def report(self) -> Path:
+        """Path of report.html."""
+        return self.folder / REPORT_FILE
+
+
+def render(folder: Path) -> Rendered:
+    """Re-derive every output of `folder` from its results.json."""
+    results = load_results(folder)
+    analysis = save_run_outputs(folder, results)
+    plots = plot_experiment(folder, results, analysis)
+    markdown = summary.summary_markdown(results, analysis)
+    spec = results.experiment
+    if spec.kind == "sweep":
+        for manifest in spec.manifests:
+            title = f"{spec.name}: throughput against concurrency, manifest {manifest}"
+            name = "sweep" if len(spec.manifests) == 1 else f"sweep_{manifest.replace('/', '_')}"
+            plots.append(plot_sweep(folder, sweep_lines(spec, analysis, manifest), title, name))
+        picks = "".join(f"- {line}\n" for line in _sweep_lines(results, analysis))
+        markdown += "\n## Recommended concurrency\n\n" + picks
+    atomic_write_text(folder / SUMMARY_FILE, markdown)
+    atomic_write_text(folder / REPORT_FILE, _html(results, analysis, plots))
+    return Rendered(folder, results, analysis, plots)
+
+
+def _sweep_lines(results: Results, analysis: Analysis) -> list[str]:
+    return [recommendation_sentence(pick) for pick in recommend(results.experiment, analysis)]
+
+
+def _html(results: Results, analysis: Analysis, plots: Sequence[str]) -> str:
+    spec = results.experiment
+    template = Template(resources.files("harness").joinpath("templates", "report.html").read_text(encoding="utf-8"))
+    return template.substitute(
+        title=escape(f"{spec.name}: pulp-sync benchmark report"),
+        setup=escape(summary.setup_line(results)) + escape(_when(results)),
+        description=escape(spec.description),
+        headline=_headline(results, analysis),
+        warnings=_box("warnings", "Warnings", analysis.warnings),
+        mean_table=_table(*summary.matrix(results, analysis, "mean")),
+        stdev_table=_table(*summary.matrix(results, analysis, "stdev")),
+        cell_table=_table(summary.TIME_HEADER, summary.time_rows(analysis)),
+        pair_section=_pair_section(results, analysis),
+        resource_table=_table(summary.RESOURCE_HEADER, summary.resource_rows(analysis)),
+        overhead=escape(summary.overhead_line(analysis)),
+        sweep=_sweep_section(results, analysis),
+        plots="\n".join(_figure(name) for name in plots),
+        failed=_failed_section(results),
+        run_count=str(len(results.runs)),
+        run_table=_table(RUN_FIELDS, [[_cell_text(v) for v in run.as_dict().values()] for run in results.runs]),
+        environment=_environment(results),
+        files=_files(results),
+    )
+
+
+def _when(results: Results) -> str:
+    finished = results.finished_at or "not finished (interrupted? continue with --resume)"
+    return f". Started {results.started_at}, finished {finished}, {results.elapsed_seconds / 60:.1f} min in all."
+
+
+def _headline(results: Results, analysis: Analysis) -> str:
+    items = []
+    for pair, row in zip(analysis.pairs, summary.pair_rows(analysis, results.experiment.alpha)):
+        _, _, change, sentence, p_value, verdict = row
+        css = "significant" if pair.comparison and pair.comparison.significant else "not-significant"
+        items.append(f"<li>{escape(pair.manifest)}: {escape(sentence)} ({escape(change)} time, p = {escape(p_value)}, "
+                     f"<span class=\"{css}\">{escape(verdict)}</span>)</li>")
+    conclusions = summary.average_sentence(analysis, results.experiment.baseline_variant.name)
+    if results.experiment.kind == "sweep":
+        conclusions += _sweep_lines(results, analysis)
+    items += [f"<li><b>{escape(line)}</b></li>" for line in conclusions]
+    return "<ul class=\"headline\">" + "".join(items) + "</ul>" if items else "<p>One variant: nothing to compare.</p>"
+
+
+def _pair_section(results: Results, analysis: Analysis) -> str:
+    if not analysis.pairs:
+        return ""
+    title = f"<h3>Against the baseline, {escape(results.experiment.baseline_variant.name)}</h3>"
+    return title + _table(summary.PAIR_HEADER, summary.pair_rows(analysis, results.experiment.alpha))
+
+
+def _sweep_section(results: Results, analysis: Analysis) -> str:
+    if results.experiment.kind != "sweep":
+        return ""
+    picks = recommend(results.experiment, analysis)
+    header = ("manifest", "downloader", "recommended", "MB/s", "95% CI", "best at", "best MB/s")
+    rows = [(p.manifest, p.downloader, str(p.concurrency), f"{p.mb_per_s:.1f}",
+             f"{summary.fmt(p.ci_low, 1)} … {summary.fmt(p.ci_high, 1)}", str(p.best_concurrency), f"{p.best_mb_s:.1f}")
+            for p in picks]
+    note = (f"<p>Recommended: the smallest concurrency whose mean throughput is within "
+            f"{picks[0].tolerance:.0%} of the best.</p>") if picks else "<p>No successful runs.</p>"
+    return f"<section id=\"sweep\"><h2>Concurrency sweep</h2>{note}{_table(header, rows)}</section>"
+
+
+def _failed_section(results: Results) -> str:
+    failed = [run for run in results.runs if not run.ok]
+    if not failed:
+        return ""
+    header = ("manifest", "variant", "round", "warm-up", "error")
+    rows = [(r.manifest, r.variant, str(r.round), "yes" if r.warmup else "no", r.error or "") for r in failed]
+    return (f"<section class=\"failed\" id=\"failed\"><h2>Failed runs ({len(failed)})</h2>"
+            f"<p>Kept here and in runs.csv; never averaged in.</p>{_table(header, rows)}</section>")
+
+
+def _box(css: str, title: str, lines: Sequence[str]) -> str:
+    if not lines:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+    return f"<section class=\"{css}\" id=\"{css}\"><h2>{escape(title)}</h2><ul>{items}</ul></section>"
+
+
+def _figure(name: str) -> str:
+    return (f"<figure><a href=\"{name}.svg\"><img src=\"{name}.png\" alt=\"{escape(name)}\"></a>"
+            f"<figcaption>{escape(name)}: <a href=\"{name}.png\">PNG</a>, "
+            f"<a href=\"{name}.svg\">SVG</a></figcaption></figure>")
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _cell_text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "" if value is None else str(value)
+
+
+def _environment(results: Results) -> str:
+    facts = json.dumps(results.environment, indent=2)
+    spec = json.dumps(results.experiment.as_dict(), indent=2)
+    return f"<h3>Machine, packages, commit</h3><pre>{escape(facts)}</pre><h3>Spec</h3><pre>{escape(spec)}</pre>"
+
+
+def _files(results: Results) -> str:
+    names = ["results.json", "runs.csv", SUMMARY_FILE]
+    names += [perf_data_name(v.name, m) for m in results.experiment.manifests for v in results.experiment.variants]
+    return ", ".join(f"<a href=\"{escape(name)}\">{escape(name)}</a>" for name in names)

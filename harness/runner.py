@@ -1,0 +1,129 @@
+"""The run loop: for every planned run, restart what the variant uses, reset, sync, record, save.
+
+    prepare the fixture tree ─> start a server per profile ─> for each run in plan order:
+        restart its server (if asked) ─> `pulp-sync reset --yes` ─> `pulp-sync sync --json`
+        ─> record ─> rewrite results.json, runs.csv, perf_data (atomically)
+
+A run that fails is recorded with its error and the experiment goes on; a reset that fails stops
+it (every later run would measure a dirty state) with the runs so far saved, ready for --resume.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from rich.console import Console
+
+from harness import defaults, pulpcli
+from harness.outputs import save_run_outputs
+from harness.progress import RunProgress, progress_for
+from harness.provenance import environment_facts
+from harness.records import RunRecord, record_run
+from harness.results import Results, now_iso
+from harness.schedule import PlannedRun, plan
+from harness.site import FixtureSite, check_site, manifest_facts, prepare_tree
+from harness.spec import Experiment, SpecError
+
+__all__ = ["RunOptions", "check_runnable", "run_experiment", "compatible"]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run, as opposed to what: the state folder, the pulp-sync command, progress, cleanup."""
+
+    state_dir: Path = defaults.STATE_DIR
+    command: Sequence[str] = defaults.PULP_SYNC_COMMAND
+    progress: RunProgress = field(default_factory=lambda: progress_for(Console(stderr=True)))
+    cleanup: bool = True
+
+
+def check_runnable(experiment: Experiment) -> None:
+    """Fail before the first run if a downloader is not installed or a profile cannot be served."""
+    installed = pulpcli.installed_downloaders()
+    for variant in experiment.variants:
+        if variant.downloader not in installed:
+            known = ", ".join(installed) or "none (is pulp-sync installed, e.g. `pip install -e .`?)"
+            raise SpecError(f"variant {variant.name!r}: no downloader named {variant.downloader!r}; installed: {known}")
+    if experiment.base_url is None:
+        check_site(experiment)
+
+
+def compatible(saved: Experiment, wanted: Experiment) -> list[str]:
+    """Settings that differ between a saved experiment and the one asked to resume it (runs may grow)."""
+    old, new = saved.as_dict(), wanted.as_dict()
+    return sorted(key for key in old.keys() | new.keys() if key != "runs" and old.get(key) != new.get(key))
+
+
+def run_experiment(
+    experiment: Experiment, folder: Path, options: RunOptions, previous: Results | None = None
+) -> Results:
+    """Make every planned run not yet in `previous` (a resumed folder) and save after each one."""
+    check_runnable(experiment)
+    root = prepare_tree(experiment) if experiment.base_url is None else None
+    results = _start(experiment, root, previous)
+    planned = plan(experiment)
+    done = {run.key for run in results.runs}
+    todo = [run for run in planned if run.key not in done]
+    save_run_outputs(folder, results)
+    session = time.monotonic()
+    elapsed_before = results.elapsed_seconds
+    with FixtureSite(experiment, root) as site:
+        options.progress.start(len(planned), len(planned) - len(todo))
+        try:
+            for run in todo:
+                options.progress.run_started(run, _label(run, experiment))
+                record = _make_run(run, experiment, site, options)
+                results.runs.append(record)
+                results.elapsed_seconds = elapsed_before + time.monotonic() - session
+                save_run_outputs(folder, results)
+                options.progress.run_finished(record)
+        finally:
+            options.progress.stop()
+            results.environment["servers"] = site.stats()
+    results.finished_at = now_iso()
+    if options.cleanup:
+        _clean_up(experiment, options)
+    save_run_outputs(folder, results)
+    return results
+
+
+def _start(experiment: Experiment, root: Path | None, previous: Results | None) -> Results:
+    """The results to add runs to: the resumed ones (with this session's spec) or new ones."""
+    results = previous or Results(experiment=experiment, started_at=now_iso())
+    results.experiment = experiment
+    results.finished_at = None
+    results.environment = environment_facts()
+    if root is not None:
+        results.manifests = {manifest: manifest_facts(root, manifest) for manifest in experiment.manifests}
+    return results
+
+
+def _make_run(run: PlannedRun, experiment: Experiment, site: FixtureSite, options: RunOptions) -> RunRecord:
+    """One run: restart (if asked), reset in its own child (timed as overhead), then the sync child."""
+    variant = experiment.variant(run.variant)
+    env = pulpcli.child_env(variant, options.state_dir)
+    restart_seconds = site.restart(variant)
+    reset = pulpcli.reset(env, options.command)
+    started_at = now_iso()
+    url = site.manifest_url(variant, run.manifest)
+    child = pulpcli.sync(url, variant, env, experiment.timeout, options.command)
+    return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout)
+
+
+def _label(run: PlannedRun, experiment: Experiment) -> str:
+    """"100 asyncio run 3/10" (or "warm-up 1/1"): what the progress display shows for a run."""
+    if run.warmup:
+        return f"{run.manifest} {run.variant} warm-up {run.round}/{experiment.warmup}"
+    return f"{run.manifest} {run.variant} run {run.round - experiment.warmup}/{experiment.runs}"
+
+
+def _clean_up(experiment: Experiment, options: RunOptions) -> None:
+    """Empty the store once more at the end (once per database): the last sync's artifacts can be gigabytes."""
+    for variant in {variant.db: variant for variant in experiment.variants}.values():
+        try:
+            pulpcli.reset(pulpcli.child_env(variant, options.state_dir), options.command)
+        except pulpcli.ResetFailed:
+            pass  # the results are saved; a full store is the user's to clean, not a reason to fail

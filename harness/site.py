@@ -1,0 +1,156 @@
+"""The remote the syncs download from: the fixture tree, and one fixture server per network profile.
+
+A variant may override the experiment's profile (e.g. a throttled variant for a sanity check); each
+profile in use gets its own server, started once, or restarted before every run when the spec says
+`restart_server = true`. With `base_url` set, no server is started: the syncs use that remote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Mapping
+
+from harness.spec import Experiment, SpecError, Variant, manifest_path
+
+__all__ = ["FixtureSite", "resolve_profile", "check_site", "prepare_tree", "manifest_facts"]
+
+
+def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The NetworkProfile called `name`: a built-in one, or one the spec defines under [profiles.NAME]
+    as `base` (a built-in, default loopback) with latency / per_connection_bps / total_bps changed."""
+    from fixtures.profiles import PROFILES
+
+    if name in custom:
+        values = dict(custom[name])
+        base = values.pop("base", "loopback")
+        if base not in PROFILES:
+            raise SpecError(f"profile {name!r}: base {base!r} is not one of {', '.join(PROFILES)}")
+        try:
+            return dataclasses.replace(PROFILES[base].with_overrides(**values), name=name)
+        except (TypeError, ValueError) as error:
+            raise SpecError(f"profile {name!r}: {error}") from error
+    if name not in PROFILES:
+        known = ", ".join([*PROFILES, *custom])
+        raise SpecError(f"no network profile named {name!r}; known: {known} (or define [profiles.{name}])")
+    return PROFILES[name]
+
+
+def check_site(experiment: Experiment) -> None:
+    """Every profile in use exists; nginx is installed when asked for, and only asked for loopback
+    (it cannot shape traffic)."""
+    if experiment.server == "nginx" and experiment.base_url is None:
+        from fixtures.nginx import NginxNotFound, nginx_binary
+
+        try:
+            nginx_binary()
+        except NginxNotFound as error:
+            raise SpecError(f"{error}; or use server = \"builtin\"") from error
+    for variant in experiment.variants:
+        profile = resolve_profile(experiment.profile_of(variant), experiment.profiles)
+        if experiment.server == "nginx" and experiment.base_url is None and profile.shaped:
+            raise SpecError(
+                f"server = \"nginx\" cannot shape traffic, but variant {variant.name!r} uses profile "
+                f"{profile.name!r}; use server = \"builtin\" for shaped profiles, or profile = \"loopback\""
+            )
+
+
+def prepare_tree(experiment: Experiment) -> Path:
+    """The fixture tree for the experiment's scale, generated unless its manifests are there already."""
+    from fixtures.generate import default_fixture_dir, generate_tree
+
+    root = Path(experiment.fixtures) if experiment.fixtures else default_fixture_dir(experiment.scale)
+    if not all((root / manifest_path(m)).is_file() for m in experiment.manifests):
+        generate_tree(root, experiment.scale)
+    missing = [m for m in experiment.manifests if not (root / manifest_path(m)).is_file()]
+    if missing:
+        raise SpecError(
+            f"the fixture tree {root} has no manifest for {missing}; known names: 100..500, many-small, PULP_MANIFEST"
+        )
+    return root
+
+
+def manifest_facts(root: Path, manifest: str) -> dict[str, int]:
+    """Files and bytes a manifest lists (lines `relative_path,sha256,size`): the seed's table columns."""
+    files = size = 0
+    for line in (root / manifest_path(manifest)).read_text().splitlines():
+        if line.strip():
+            files += 1
+            size += int(line.rsplit(",", 1)[1])
+    return {"files": files, "bytes": size}
+
+
+class FixtureSite:
+    """The running servers of an experiment, by profile; a context manager that stops them all."""
+
+    def __init__(self, experiment: Experiment, root: Path | None) -> None:
+        self.experiment = experiment
+        self.root = root
+        self._servers: dict[str, tuple[ExitStack, Any]] = {}
+
+    def __enter__(self) -> FixtureSite:
+        if self.experiment.base_url is None:
+            for name in sorted({self.experiment.profile_of(v) for v in self.experiment.variants}):
+                self._start(name)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        for name in list(self._servers):
+            self._stop(name)
+
+    def manifest_url(self, variant: Variant, manifest: str) -> str:
+        """The URL of `manifest` as `variant` downloads it."""
+        return self._base_url(variant) + manifest_path(manifest)
+
+    def restart(self, variant: Variant) -> float | None:
+        """Restart `variant`'s server when the spec asks for it; returns the seconds it took, or None."""
+        if not self.experiment.restart_server or self.experiment.base_url is not None:
+            return None
+        started = time.monotonic()
+        name = self.experiment.profile_of(variant)
+        self._stop(name)
+        self._start(name)
+        return time.monotonic() - started
+
+    def stats(self) -> dict[str, Any]:
+        """Each builtin server's own counters (requests, bytes, ...) by profile, for results.json."""
+        return {name: _stats_of(server) for name, (_, server) in self._servers.items()}
+
+    def _base_url(self, variant: Variant) -> str:
+        if self.experiment.base_url is not None:
+            return self.experiment.base_url.rstrip("/") + "/"
+        return self._servers[self.experiment.profile_of(variant)][1].url
+
+    def _start(self, name: str) -> None:
+        assert self.root is not None, "a fixture server needs a fixture tree"
+        stack = ExitStack()
+        if self.experiment.server == "nginx":
+            from fixtures.nginx import serve_with_nginx
+
+            server = stack.enter_context(serve_with_nginx(self.root))
+        else:
+            from fixtures.server import serve_in_background
+
+            profile = resolve_profile(name, self.experiment.profiles)
+            server = stack.enter_context(serve_in_background(self.root, profile=profile))
+        self._servers[name] = (stack, server)
+
+    def _stop(self, name: str) -> None:
+        stack, _ = self._servers.pop(name)
+        stack.close()
+
+
+def _stats_of(server: Any) -> Any:
+    stats = getattr(server, "stats", None)
+    if stats is None:
+        return None
+    try:
+        value = stats()
+    except Exception as error:  # a server that cannot report must not lose the experiment's results
+        return f"unavailable: {error}"
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value

@@ -1,0 +1,203 @@
+"""An experiment: manifests x variants, runs per cell, and where the files come from; read from TOML.
+
+A spec file names everything a run needs, so a results folder can say exactly what was measured:
+
+    name = "seed-002"
+    manifests = ["100", "200"]
+    runs = 10
+    profile = "wan"
+    baseline = "futures"
+
+    [[variants]]
+    name = "asyncio"
+    downloader = "asyncio"
+    download_concurrency = 10
+
+Values are checked when the spec is read, so a typo fails at once and not an hour into a run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness import defaults
+from harness.errors import HarnessError
+
+__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+SERVERS = ("builtin", "nginx")
+TASKING = ("inline",)
+
+
+class SpecError(HarnessError, ValueError):
+    """The spec cannot be run as written; the message says which value and what to do."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way of syncing; two variants of an experiment should differ in one setting only.
+
+    `profile` overrides the experiment's network profile for this variant alone (it then gets its
+    own fixture server); `db` is a DATABASE_URL (None: sqlite under the state folder); `tasking`
+    and `worker` leave room for the service modes (only "inline" exists today).
+    """
+
+    name: str
+    downloader: str
+    download_concurrency: int = defaults.CONCURRENCY
+    profile: str | None = None
+    db: str | None = None
+    tasking: str = "inline"
+    worker: str | None = None
+    sync_args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """The whole matrix and how to run it. `kind` is "sweep" for a concurrency sweep, which
+    recommends the smallest concurrency within `tolerance` of the best throughput."""
+
+    name: str
+    variants: tuple[Variant, ...]
+    manifests: tuple[str, ...] = defaults.MANIFESTS
+    description: str = ""
+    scale: float = defaults.SCALE
+    runs: int = defaults.RUNS
+    warmup: int = defaults.WARMUP
+    profile: str = defaults.PROFILE
+    server: str = defaults.SERVER
+    restart_server: bool = False
+    baseline: str | None = None
+    timeout: float = defaults.RUN_TIMEOUT
+    alpha: float = defaults.ALPHA
+    fixtures: str | None = None
+    base_url: str | None = None
+    profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    kind: str = "experiment"
+    tolerance: float = defaults.SWEEP_TOLERANCE
+
+    @property
+    def baseline_variant(self) -> Variant:
+        """The variant every other one is compared with: the named one, else the first."""
+        return self.variant(self.baseline) if self.baseline else self.variants[0]
+
+    def variant(self, name: str) -> Variant:
+        """The variant called `name`."""
+        for variant in self.variants:
+            if variant.name == name:
+                return variant
+        raise SpecError(f"no variant named {name!r}; the spec has: {', '.join(v.name for v in self.variants)}")
+
+    def profile_of(self, variant: Variant) -> str:
+        """The network profile `variant` syncs through."""
+        return variant.profile or self.profile
+
+    def with_overrides(self, **changes: Any) -> Experiment:
+        """A copy with the given fields changed (None means: keep the spec's value), checked again."""
+        kept = {key: value for key, value in changes.items() if value is not None}
+        return validate(dataclasses.replace(self, **kept))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready, and read back by `experiment_from_dict` (results.json keeps it for --resume)."""
+        data = dataclasses.asdict(self)
+        data["variants"] = [dict(v, sync_args=list(v["sync_args"]), env=dict(v["env"])) for v in data["variants"]]
+        data["manifests"] = list(self.manifests)
+        data["profiles"] = {name: dict(values) for name, values in self.profiles.items()}
+        return data
+
+
+def load_spec(path: Path) -> Experiment:
+    """Read and check a TOML spec; the experiment is named after the file unless it says otherwise."""
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError as error:
+        raise SpecError(f"no spec file at {path}; see experiments/ for examples") from error
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError(f"{path} is not valid TOML: {error}") from error
+    data.setdefault("name", path.stem)
+    return experiment_from_dict(data)
+
+
+def experiment_from_dict(data: Mapping[str, Any]) -> Experiment:
+    """Build and check an Experiment from plain values; unknown keys are errors (they are typos)."""
+    data = dict(data)
+    raw_variants = data.pop("variants", None)
+    if not raw_variants:
+        raise SpecError("the spec has no [[variants]]; add at least one (name, downloader)")
+    _reject_unknown(data, Experiment, "experiment")
+    variants = tuple(_variant_from_dict(raw) for raw in raw_variants)
+    if "manifests" in data:
+        data["manifests"] = tuple(str(manifest) for manifest in data["manifests"])
+    return validate(Experiment(variants=variants, **data))
+
+
+def validate(experiment: Experiment) -> Experiment:
+    """Check every value that does not need the installed packages; return the experiment."""
+    _check(_NAME.match(experiment.name) is not None, f"experiment name {experiment.name!r}: use letters, digits, . _ -")
+    _check(experiment.runs >= 1, f"runs = {experiment.runs}: at least 1 counted run per cell")
+    _check(experiment.warmup >= 0, f"warmup = {experiment.warmup}: 0 or more")
+    _check(experiment.scale > 0, f"scale = {experiment.scale}: must be above 0 (1 is the seed's sizes)")
+    _check(experiment.timeout > 0, f"timeout = {experiment.timeout}: seconds, above 0")
+    _check(0 < experiment.alpha < 1, f"alpha = {experiment.alpha}: a probability, e.g. 0.05")
+    _check(0 <= experiment.tolerance < 1, f"tolerance = {experiment.tolerance}: a fraction, e.g. 0.05")
+    _check(bool(experiment.manifests), "manifests is empty; name at least one, e.g. [\"100\"]")
+    _check(experiment.server in SERVERS, f"server = {experiment.server!r}: one of {', '.join(SERVERS)}")
+    _check(experiment.kind in ("experiment", "sweep"), f"kind = {experiment.kind!r}: experiment or sweep")
+    for manifest in experiment.manifests:
+        _check(_NAME.match(manifest.replace("/", "_")) is not None, f"manifest {manifest!r}: not a manifest name")
+    names = [variant.name for variant in experiment.variants]
+    _check(len(set(names)) == len(names), f"variant names must be unique: {names}")
+    for variant in experiment.variants:
+        _check_variant(variant)
+    if experiment.baseline is not None:
+        experiment.variant(experiment.baseline)
+    return experiment
+
+
+def manifest_path(manifest: str) -> str:
+    """Where a manifest lives in the fixture tree: "100" is PULP_MANIFEST_100; "many-small" is
+    many-small/PULP_MANIFEST; a path ending in PULP_MANIFEST is taken as it is."""
+    if manifest.isdigit():
+        return f"PULP_MANIFEST_{manifest}"
+    return manifest if manifest.endswith("PULP_MANIFEST") else f"{manifest}/PULP_MANIFEST"
+
+
+def _variant_from_dict(raw: Mapping[str, Any]) -> Variant:
+    raw = dict(raw)
+    _reject_unknown(raw, Variant, f"variant {raw.get('name', '?')!r}")
+    if "name" not in raw or "downloader" not in raw:
+        raise SpecError(f"every variant needs a name and a downloader; got {sorted(raw)}")
+    raw["sync_args"] = tuple(str(arg) for arg in raw.get("sync_args", ()))
+    raw["env"] = {str(key): str(value) for key, value in raw.get("env", {}).items()}
+    return Variant(**raw)
+
+
+def _check_variant(variant: Variant) -> None:
+    label = f"variant {variant.name!r}"
+    _check(_NAME.match(variant.name) is not None, f"{label}: use letters, digits, . _ - in its name")
+    _check(variant.download_concurrency >= 1, f"{label}: download_concurrency must be 1 or more")
+    _check(
+        variant.tasking in TASKING,
+        f"{label}: tasking {variant.tasking!r} is not supported by the harness yet; use one of {', '.join(TASKING)}",
+    )
+    _check(variant.worker is None, f"{label}: worker needs a tasking mode with workers; none is supported yet")
+
+
+def _reject_unknown(data: Mapping[str, Any], kind: type, label: str) -> None:
+    known = {f.name for f in dataclasses.fields(kind)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise SpecError(f"{label}: unknown keys {unknown}; known keys are {sorted(known)}")
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise SpecError(message)

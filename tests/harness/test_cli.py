@@ -1,0 +1,46 @@
+"""Command-line errors: one `Error:` line, exit status 1, and no results folder left behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from harness.cli import bench_group
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(bench_group, list(args))
+    return result.exit_code, result.output
+
+
+def test_a_downloader_that_is_not_installed_fails_before_any_run(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[variants]]\nname = "a"\ndownloader = "carrier-pigeon"\n')
+    code, output = _invoke("run", str(spec), "--results-dir", str(tmp_path / "results"))
+    assert code == 1 and "Error: variant 'a': no downloader named 'carrier-pigeon'; installed: asyncio" in output
+    assert not (tmp_path / "results").exists()
+
+
+def test_nginx_with_a_shaped_profile_is_refused(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('server = "nginx"\nprofile = "wan"\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
+    code, output = _invoke("run", str(spec), "--results-dir", str(tmp_path / "results"))
+    assert code == 1 and "cannot shape traffic" in output
+
+
+def test_resume_without_a_folder_says_what_to_do(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
+    code, output = _invoke("run", str(spec), "--resume", "--results-dir", str(tmp_path / "results"))
+    assert code == 1 and "nothing to resume" in output and "drop --resume" in output
+
+
+def test_report_of_a_folder_without_results(tmp_path: Path) -> None:
+    code, output = _invoke("report", str(tmp_path))
+    assert code == 1 and "holds no results.json" in output
+
+
+def test_sweep_refuses_a_zero_concurrency() -> None:
+    code, output = _invoke("sweep", "--downloader", "asyncio", "--concurrency", "0,4")
+    assert code == 2 and "1 or more" in output

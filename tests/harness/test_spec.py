@@ -1,0 +1,89 @@
+"""Specs: the shipped ones load, mistakes are caught when the file is read, overrides re-check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.site import check_site, resolve_profile
+from harness.spec import Experiment, SpecError, experiment_from_dict, load_spec, manifest_path
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+
+
+def _spec(**changes: object) -> dict[str, object]:
+    data: dict[str, object] = {"name": "t", "variants": [{"name": "a", "downloader": "asyncio"}]}
+    data.update(changes)
+    return data
+
+
+def test_seed_002_is_the_seeds_matrix() -> None:
+    spec = load_spec(EXPERIMENTS / "seed-002.toml")
+    assert spec.manifests == ("100", "200", "300", "400", "500")
+    assert (spec.runs, spec.warmup, spec.profile, spec.server) == (10, 1, "wan", "builtin")
+    assert [(v.downloader, v.download_concurrency) for v in spec.variants] == [("asyncio", 10), ("futures", 10)]
+    assert spec.baseline_variant.name == "futures"
+
+
+def test_era_defaults_use_the_concurrency_of_that_time() -> None:
+    spec = load_spec(EXPERIMENTS / "seed-002-era-defaults.toml")
+    assert {v.downloader: v.download_concurrency for v in spec.variants} == {"asyncio": 100, "futures": 4}
+
+
+def test_round_trip_through_json_values() -> None:
+    spec = load_spec(EXPERIMENTS / "seed-002.toml")
+    assert experiment_from_dict(spec.as_dict()) == spec
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"runs": 0}, "runs"),
+        ({"scale": 0}, "scale"),
+        ({"server": "apache"}, "server"),
+        ({"baseline": "nope"}, "no variant named"),
+        ({"colour": "red"}, "unknown keys"),
+        ({"variants": []}, r"no \[\[variants\]\]"),
+        ({"variants": [{"name": "a"}]}, "name and a downloader"),
+        ({"variants": [{"name": "a", "downloader": "x"}, {"name": "a", "downloader": "y"}]}, "unique"),
+        ({"variants": [{"name": "a", "downloader": "x", "tasking": "rq"}]}, "not supported"),
+        ({"variants": [{"name": "a b", "downloader": "x"}]}, "letters"),
+    ],
+)
+def test_mistakes_are_caught_when_read(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        experiment_from_dict(_spec(**changes))
+
+
+def test_overrides_are_checked_again() -> None:
+    spec = experiment_from_dict(_spec())
+    assert spec.with_overrides(runs=3, scale=None).runs == 3
+    with pytest.raises(SpecError):
+        spec.with_overrides(runs=-1)
+
+
+def test_a_missing_file_says_where_to_look(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="experiments/"):
+        load_spec(tmp_path / "none.toml")
+
+
+def test_manifest_names() -> None:
+    assert manifest_path("300") == "PULP_MANIFEST_300"
+    assert manifest_path("many-small") == "many-small/PULP_MANIFEST"
+    assert manifest_path("PULP_MANIFEST") == "PULP_MANIFEST"
+
+
+def test_custom_profiles_build_on_a_named_one() -> None:
+    custom = {"throttled": {"base": "lan", "latency": 0.2}}
+    profile = resolve_profile("throttled", custom)
+    assert (profile.name, profile.latency, profile.per_connection_bps) == ("throttled", 0.2, 100_000_000)
+    with pytest.raises(SpecError, match="known"):
+        resolve_profile("moon", custom)
+
+
+def test_nginx_cannot_serve_a_shaped_profile() -> None:
+    spec = Experiment(**{**experiment_from_dict(_spec()).__dict__, "server": "nginx", "profile": "wan"})
+    with pytest.raises(SpecError, match="cannot shape"):
+        check_site(spec)
+    check_site(spec.with_overrides(profile="loopback"))

@@ -1,0 +1,85 @@
+"""Statistics against hand-checked values and scipy's own definitions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from harness.stats import compare, describe, modified_z_scores
+
+
+def test_describe_matches_the_textbook_formulas() -> None:
+    values = [10.0, 11.0, 12.0, 13.0, 14.0]
+    summary = describe(values)
+    assert (summary.n, summary.mean, summary.median, summary.min, summary.max) == (5, 12.0, 12.0, 10.0, 14.0)
+    assert summary.stdev == pytest.approx(math.sqrt(2.5))  # sample stddev, n - 1
+    half = scipy_stats.t.ppf(0.975, 4) * math.sqrt(2.5) / math.sqrt(5)
+    assert summary.ci_low == pytest.approx(12.0 - half)
+    assert summary.ci_high == pytest.approx(12.0 + half)
+    assert summary.ci_low < summary.mean < summary.ci_high
+    assert summary.cv == pytest.approx(math.sqrt(2.5) / 12.0)
+
+
+def test_one_run_has_no_spread_and_no_interval() -> None:
+    summary = describe([3.0])
+    assert (summary.stdev, summary.ci_low, summary.ci_high, summary.cv) == (None, None, None, None)
+
+
+def test_equal_runs_have_a_zero_width_interval() -> None:
+    summary = describe([2.0, 2.0, 2.0])
+    assert (summary.stdev, summary.ci_low, summary.ci_high) == (0.0, 2.0, 2.0)
+
+
+def test_describe_refuses_no_values() -> None:
+    with pytest.raises(ValueError):
+        describe([])
+
+
+def test_compare_gives_the_seeds_percent_change_and_hyperfines_ratio() -> None:
+    futures = [10.0, 10.5, 9.5, 10.2, 9.8]
+    asyncio = [8.0, 8.2, 7.8, 8.1, 7.9]
+    result = compare(futures, asyncio)
+    assert result.percent_change == pytest.approx((8.0 - 10.0) / 10.0 * 100)
+    assert result.faster == "variant"
+    assert result.ratio == pytest.approx(10.0 / 8.0)
+    relative = math.hypot(np.std(futures, ddof=1) / 10.0, np.std(asyncio, ddof=1) / 8.0)
+    assert result.ratio_uncertainty == pytest.approx(1.25 * relative)
+    assert result.p_value == pytest.approx(scipy_stats.ttest_ind(futures, asyncio, equal_var=False).pvalue)
+    assert result.significant
+
+
+def test_compare_says_when_the_baseline_is_faster() -> None:
+    result = compare([1.0, 1.1, 0.9], [2.0, 2.1, 1.9])
+    assert result.faster == "baseline"
+    assert result.ratio == pytest.approx(2.0)
+    assert result.percent_change == pytest.approx(100.0)
+
+
+def test_overlapping_samples_are_not_significant() -> None:
+    result = compare([1.0, 1.2, 0.8, 1.1, 0.9], [1.05, 0.85, 1.15, 0.95, 1.0])
+    assert result.p_value is not None and result.p_value > 0.5
+    assert not result.significant
+
+
+def test_one_run_per_side_has_no_test() -> None:
+    result = compare([1.0], [2.0])
+    assert result.p_value is None and result.ratio_uncertainty is None and not result.significant
+
+
+def test_identical_constant_samples_are_not_significant() -> None:
+    assert compare([1.0, 1.0], [1.0, 1.0]).p_value == 1.0
+    assert compare([1.0, 1.0], [2.0, 2.0]).significant
+
+
+def test_modified_z_scores_follow_iglewicz_and_hoaglin() -> None:
+    values = [1.0, 2.0, 3.0, 4.0, 100.0]  # median 3, MAD 1
+    assert modified_z_scores(values) == pytest.approx([0.6745 * d for d in (-2, -1, 0, 1, 97)])
+
+
+def test_outliers_are_flagged_from_five_runs() -> None:
+    assert describe([10.0, 10.1, 9.9, 10.0, 10.2, 30.0]).outliers == (5,)
+    assert describe([10.0, 10.1, 30.0]).outliers == ()  # too few runs to judge
+    assert describe([5.0, 5.0, 5.0, 5.0, 5.0]).outliers == ()
