@@ -13,7 +13,7 @@ from harness.records import RunRecord
 from harness.spec import Experiment
 from harness.stats import Comparison, Summary, compare, describe, mean_or_none
 
-__all__ = ["Cell", "Pair", "Analysis", "analyse", "throughput_mb_s"]
+__all__ = ["Cell", "Pair", "PeerRatio", "Analysis", "analyse", "throughput_mb_s"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,21 @@ class Pair:
         return dict(self.__dict__, comparison=self.comparison.as_dict() if self.comparison else None)
 
 
+@dataclass(frozen=True)
+class PeerRatio:
+    """A pulp-sync variant's throughput as a fraction of the fastest external program's on one manifest,
+    from the medians of their sync times (same files, so time ratio = throughput ratio = files/s ratio)."""
+
+    manifest: str
+    variant: str
+    peer: str
+    ratio: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return dict(self.__dict__)
+
+
 @dataclass
 class Analysis:
     """Everything the summary, the plots and the report show."""
@@ -62,6 +77,7 @@ class Analysis:
     average_change: dict[str, float]
     overhead: dict[str, float | None]
     warnings: list[str] = field(default_factory=list)
+    peer_ratios: list[PeerRatio] = field(default_factory=list)
 
     def cell(self, manifest: str, variant: str) -> Cell:
         """The cell of `manifest` x `variant`."""
@@ -75,6 +91,7 @@ class Analysis:
             "average_percent_change": self.average_change,
             "overhead": self.overhead,
             "warnings": self.warnings,
+            "peer_ratios": [ratio.as_dict() for ratio in self.peer_ratios],
         }
 
 
@@ -82,7 +99,8 @@ def analyse(experiment: Experiment, runs: Sequence[RunRecord]) -> Analysis:
     """Statistics of every cell and pair of `experiment` from the runs made so far."""
     cells = [_cell(m, v.name, runs) for m in experiment.manifests for v in experiment.variants]
     pairs = _pairs(experiment, runs)
-    analysis = Analysis(cells, pairs, _average_change(pairs), _overhead(runs))
+    analysis = Analysis(cells, pairs, _average_change(pairs), _overhead(experiment, runs))
+    analysis.peer_ratios = _peer_ratios(experiment, analysis)
     analysis.warnings = _warnings(analysis, runs)
     return analysis
 
@@ -134,6 +152,23 @@ def _pairs(experiment: Experiment, runs: Sequence[RunRecord]) -> list[Pair]:
     return pairs
 
 
+def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
+    """Each pulp-sync variant against the fastest command variant (by median time) of each manifest."""
+    peers = [v.name for v in experiment.variants if v.is_command]
+    ours = [v.name for v in experiment.variants if not v.is_command]
+    ratios = []
+    for manifest in experiment.manifests:
+        timed = [(cell.time.median, cell.variant) for name in peers if (cell := analysis.cell(manifest, name)).time]
+        if not timed:
+            continue
+        fastest_time, fastest = min(timed)
+        for name in ours:
+            cell = analysis.cell(manifest, name)
+            if cell.time is not None and cell.time.median > 0:
+                ratios.append(PeerRatio(manifest, name, fastest, fastest_time / cell.time.median))
+    return ratios
+
+
 def _average_change(pairs: Sequence[Pair]) -> dict[str, float]:
     """The seed's conclusion: the plain mean of the per-manifest percent changes of each variant."""
     changes: dict[str, list[float]] = {}
@@ -143,13 +178,17 @@ def _average_change(pairs: Sequence[Pair]) -> dict[str, float]:
     return {variant: sum(values) / len(values) for variant, values in changes.items()}
 
 
-def _overhead(runs: Sequence[RunRecord]) -> dict[str, float | None]:
-    """What the harness spent around the syncs: resets, server restarts, interpreter start-up."""
+def _overhead(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, float | None]:
+    """What the harness spent around the syncs: resets, server restarts, pulp-sync's start-up (external
+    commands are timed whole, so they have none to report)."""
+    commands = {variant.name for variant in experiment.variants if variant.is_command}
     return {
         "reset_seconds_mean": mean_or_none([r.reset_seconds for r in runs]),
         "reset_seconds_total": sum(r.reset_seconds for r in runs),
         "restart_seconds_mean": mean_or_none([r.restart_seconds for r in runs]),
-        "startup_seconds_mean": mean_or_none([r.wall_seconds - r.sync_seconds for r in runs if r.counted]),
+        "startup_seconds_mean": mean_or_none(
+            [r.wall_seconds - r.sync_seconds for r in runs if r.counted and r.variant not in commands]
+        ),
     }
 
 

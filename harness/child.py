@@ -7,6 +7,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Mapping, Sequence
 
 __all__ = ["ChildRun", "run_child"]
@@ -28,11 +29,15 @@ class ChildRun:
     involuntary_switches: int
 
 
-def run_child(command: Sequence[str], env: Mapping[str, str] | None = None, timeout: float | None = None) -> ChildRun:
-    """Run `command` to its end and measure it; output goes through temp files so pipes never block."""
+def run_child(
+    command: Sequence[str], env: Mapping[str, str] | None = None, timeout: float | None = None, cwd: Path | None = None
+) -> ChildRun:
+    """Run `command` (in `cwd`) to its end and measure it; output goes through temp files so pipes never block."""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.monotonic()
-        child = subprocess.Popen(list(command), env=dict(env) if env is not None else None, stdout=out, stderr=err)
+        child = subprocess.Popen(
+            list(command), env=dict(env) if env is not None else None, stdout=out, stderr=err, cwd=cwd
+        )
         status, usage = _wait4(child, timeout)
         wall = time.monotonic() - started
         out.seek(0)

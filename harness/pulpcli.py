@@ -11,6 +11,7 @@ from typing import Sequence
 
 from harness import defaults
 from harness.child import ChildRun, run_child
+from harness.databases import database_url
 from harness.errors import HarnessError
 from harness.spec import Variant
 
@@ -27,14 +28,16 @@ class ResetFailed(HarnessError, RuntimeError):
 def child_env(variant: Variant, state_dir: Path) -> dict[str, str]:
     """The environment of `variant`'s children: its own PULP_SYNC_HOME, its database, its extra vars.
 
-    DATABASE_URL comes from the variant's `db`; without one, an inherited DATABASE_URL is dropped so
-    that the default (sqlite in the state folder) is what runs, never the operator's own database.
+    DATABASE_URL comes from the variant's `db` (see harness.databases); without one, an inherited
+    DATABASE_URL is dropped so that the default (sqlite in the state folder) is what runs, never the
+    operator's own database.
     """
     env = dict(os.environ)
     env.pop("DATABASE_URL", None)
     env["PULP_SYNC_HOME"] = str(state_dir.resolve())
-    if variant.db:
-        env["DATABASE_URL"] = variant.db
+    url = database_url(variant.db)
+    if url:
+        env["DATABASE_URL"] = url
     env.update(variant.env)
     return env
 

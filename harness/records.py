@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from harness.child import ChildRun
 from harness.schedule import PlannedRun, RunKey
 
-__all__ = ["RunRecord", "RUN_FIELDS", "record_run", "record_from_dict"]
+__all__ = ["RunRecord", "RUN_FIELDS", "record_run", "record_command_run", "record_from_dict"]
 
 _REPORT_FIELDS = (
     "bytes_downloaded",
@@ -94,6 +94,30 @@ def record_run(planned: PlannedRun, started_at: str, sync: ChildRun, reset_secon
     """Turn the sync child's output and rusage into a record; any failure becomes its `error`."""
     report, parse_error = _report_from(sync.stdout)
     error = _error_of(sync, parse_error, timeout)
+    return _record(planned, started_at, sync, report, error, reset_seconds, restart_seconds)
+
+
+def record_command_run(planned: PlannedRun, started_at: str, child: ChildRun, reset_seconds: float,
+                       restart_seconds: float | None, timeout: float, fetched: Mapping[str, Any],
+                       output_problem: str | None) -> RunRecord:
+    """A record for an external command: its time is the child's wall time, its bytes and files those
+    of the manifest (`fetched`: program, concurrency, files, bytes), once its output was checked."""
+    error = _error_of(child, None, timeout) or output_problem
+    seconds = child.wall_seconds
+    report = {
+        "seconds": seconds,
+        "bytes_downloaded": fetched["bytes"],
+        "artifacts_downloaded": fetched["files"],
+        "content_units": fetched["files"],
+        "mb_per_s": fetched["bytes"] / 1e6 / seconds if seconds else None,
+        "downloader": fetched["program"],
+        "concurrency": fetched["concurrency"],
+    }
+    return _record(planned, started_at, child, report, error, reset_seconds, restart_seconds)
+
+
+def _record(planned: PlannedRun, started_at: str, child: ChildRun, report: Mapping[str, Any], error: str | None,
+            reset_seconds: float, restart_seconds: float | None) -> RunRecord:
     return RunRecord(
         manifest=planned.manifest,
         round=planned.round,
@@ -103,14 +127,14 @@ def record_run(planned: PlannedRun, started_at: str, sync: ChildRun, reset_secon
         started_at=started_at,
         ok=error is None,
         error=error,
-        returncode=sync.returncode,
+        returncode=child.returncode,
         sync_seconds=_float(report.get("seconds")),
-        wall_seconds=sync.wall_seconds,
-        user_seconds=sync.user_seconds,
-        system_seconds=sync.system_seconds,
-        peak_rss_mb=sync.peak_rss_mb,
-        voluntary_switches=sync.voluntary_switches,
-        involuntary_switches=sync.involuntary_switches,
+        wall_seconds=child.wall_seconds,
+        user_seconds=child.user_seconds,
+        system_seconds=child.system_seconds,
+        peak_rss_mb=child.peak_rss_mb,
+        voluntary_switches=child.voluntary_switches,
+        involuntary_switches=child.involuntary_switches,
         reset_seconds=reset_seconds,
         restart_seconds=restart_seconds,
         **{name: report.get(name) for name in _REPORT_FIELDS},

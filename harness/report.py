@@ -100,6 +100,7 @@ def _headline(results: Results, analysis: Analysis) -> str:
         items.append(f"<li>{escape(pair.manifest)}: {escape(sentence)} ({escape(change)} time, p = {escape(p_value)}, "
                      f"<span class=\"{css}\">{escape(verdict)}</span>)</li>")
     conclusions = summary.average_sentence(analysis, results.experiment.baseline_variant.name)
+    conclusions += summary.peer_sentences(analysis)
     if results.experiment.kind == "sweep":
         conclusions += _sweep_lines(results, analysis)
     items += [f"<li><b>{escape(line)}</b></li>" for line in conclusions]

@@ -10,6 +10,7 @@ it (every later run would measure a dirty state) with the runs so far saved, rea
 
 from __future__ import annotations
 
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,16 +19,21 @@ from typing import Sequence
 from rich.console import Console
 
 from harness import defaults, pulpcli
+from harness.databases import create_database, database_url
 from harness.outputs import save_run_outputs
 from harness.progress import RunProgress, progress_for
 from harness.provenance import environment_facts
-from harness.records import RunRecord, record_run
+from harness.commands import check_output, program_of, run_command
+from harness.records import RunRecord, record_command_run, record_run
 from harness.results import Results, now_iso
 from harness.schedule import PlannedRun, plan
 from harness.site import FixtureSite, check_site, manifest_facts, prepare_tree
-from harness.spec import Experiment, SpecError
+from harness.spec import Experiment, SpecError, Variant
 
 __all__ = ["RunOptions", "check_runnable", "run_experiment", "compatible"]
+
+_COMMAND_INPUTS = "command-inputs"
+_COMMAND_OUTPUT = "command-output"
 
 
 @dataclass(frozen=True)
@@ -41,10 +47,19 @@ class RunOptions:
 
 
 def check_runnable(experiment: Experiment) -> None:
-    """Fail before the first run if a downloader is not installed or a profile cannot be served."""
+    """Fail before the first run if a downloader is not installed, a profile cannot be served or a
+    database cannot be reached; create the variants' databases that are missing."""
+    for url in {database_url(variant.db) for variant in experiment.variants} - {None}:
+        create_database(str(url))
     installed = pulpcli.installed_downloaders()
     for variant in experiment.variants:
-        if variant.downloader not in installed:
+        if variant.is_command:
+            if experiment.base_url is not None:
+                raise SpecError(f"variant {variant.name!r}: command variants need the fixture tree, not base_url")
+            program = program_of(str(variant.command))
+            if shutil.which(program) is None:
+                raise SpecError(f"variant {variant.name!r}: {program!r} is not installed (or not on PATH)")
+        elif variant.downloader not in installed:
             known = ", ".join(installed) or "none (is pulp-sync installed, e.g. `pip install -e .`?)"
             raise SpecError(f"variant {variant.name!r}: no downloader named {variant.downloader!r}; installed: {known}")
     if experiment.base_url is None:
@@ -109,8 +124,32 @@ def _make_run(run: PlannedRun, experiment: Experiment, site: FixtureSite, option
     reset = pulpcli.reset(env, options.command)
     started_at = now_iso()
     url = site.manifest_url(variant, run.manifest)
+    if variant.is_command:
+        return _make_command_run(run, variant, url, experiment, site, options, env, started_at,
+                                 reset.wall_seconds, restart_seconds)
     child = pulpcli.sync(url, variant, env, experiment.timeout, options.command)
     return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout)
+
+
+def _make_command_run(run: PlannedRun, variant: Variant, url: str, experiment: Experiment, site: FixtureSite,
+                      options: RunOptions, env: dict[str, str], started_at: str, reset_seconds: float,
+                      restart_seconds: float | None) -> RunRecord:
+    """An external program's run: fetch into an emptied folder, then check every file it wrote."""
+    inputs = site.command_inputs(variant, run.manifest, options.state_dir / _COMMAND_INPUTS)
+    out_dir = options.state_dir / _COMMAND_OUTPUT
+    template = str(variant.command)
+    child = run_command(template, inputs, url, out_dir, variant.download_concurrency, env, experiment.timeout)
+    problem = check_output(inputs, out_dir) if child.returncode == 0 else None
+    fetched = {
+        "program": program_of(template),
+        "concurrency": variant.download_concurrency,
+        "files": len(inputs.entries),
+        "bytes": sum(entry.size for entry in inputs.entries),
+    }
+    record = record_command_run(run, started_at, child, reset_seconds, restart_seconds, experiment.timeout,
+                                fetched, problem)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    return record
 
 
 def _label(run: PlannedRun, experiment: Experiment) -> str:

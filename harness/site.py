@@ -10,13 +10,17 @@ from __future__ import annotations
 import dataclasses
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from harness.spec import Experiment, SpecError, Variant, manifest_path
 
-__all__ = ["FixtureSite", "resolve_profile", "check_site", "prepare_tree", "manifest_facts"]
+if TYPE_CHECKING:
+    from harness.commands import CommandInputs
+
+__all__ = ["FixtureSite", "ManifestEntry", "resolve_profile", "check_site", "prepare_tree", "manifest_facts", "read_manifest"]
 
 
 def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -74,13 +78,32 @@ def prepare_tree(experiment: Experiment) -> Path:
 
 
 def manifest_facts(root: Path, manifest: str) -> dict[str, int]:
-    """Files and bytes a manifest lists (lines `relative_path,sha256,size`): the seed's table columns."""
-    files = size = 0
-    for line in (root / manifest_path(manifest)).read_text().splitlines():
-        if line.strip():
-            files += 1
-            size += int(line.rsplit(",", 1)[1])
-    return {"files": files, "bytes": size}
+    """Files and bytes a manifest lists: the seed's table columns."""
+    entries = read_manifest(root / manifest_path(manifest))
+    return {"files": len(entries), "bytes": sum(entry.size for entry in entries)}
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One line of a fixture manifest."""
+
+    relative_path: str
+    sha256: str
+    size: int
+
+
+def read_manifest(path: Path) -> list[ManifestEntry]:
+    """The lines `relative_path,sha256,size` of one of the fixture tree's own manifests."""
+    entries = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            relative_path, digest, size = line.rsplit(",", 2)
+            entries.append(ManifestEntry(relative_path, digest, int(size)))
+        except ValueError as error:
+            raise SpecError(f"{path} line {number}: not `relative_path,sha256,size`: {line!r}") from error
+    return entries
 
 
 class FixtureSite:
@@ -90,6 +113,7 @@ class FixtureSite:
         self.experiment = experiment
         self.root = root
         self._servers: dict[str, tuple[ExitStack, Any]] = {}
+        self._inputs: dict[str, CommandInputs] = {}
 
     def __enter__(self) -> FixtureSite:
         if self.experiment.base_url is None:
@@ -116,6 +140,17 @@ class FixtureSite:
         self._stop(name)
         self._start(name)
         return time.monotonic() - started
+
+    def command_inputs(self, variant: Variant, manifest: str, folder: Path) -> CommandInputs:
+        """The input files of command variants for `manifest` as `variant` downloads it (written once)."""
+        from harness.commands import write_inputs
+
+        url = self.manifest_url(variant, manifest)
+        if url not in self._inputs:
+            assert self.root is not None, "command variants need the fixture tree's manifests"
+            where = folder / f"{len(self._inputs)}-{manifest.replace('/', '_')}"
+            self._inputs[url] = write_inputs(self.root / manifest_path(manifest), url, where)
+        return self._inputs[url]
 
     def stats(self) -> dict[str, Any]:
         """Each builtin server's own counters (requests, bytes, ...) by profile, for results.json."""

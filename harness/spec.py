@@ -26,12 +26,14 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness import defaults
+from harness.databases import ALIASES
 from harness.errors import HarnessError
 
 __all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SERVERS = ("builtin", "nginx")
+KINDS = ("pulp-sync", "command")
 TASKING = ("inline",)
 
 
@@ -44,12 +46,14 @@ class Variant:
     """One way of syncing; two variants of an experiment should differ in one setting only.
 
     `profile` overrides the experiment's network profile for this variant alone (it then gets its
-    own fixture server); `db` is a DATABASE_URL (None: sqlite under the state folder); `tasking`
+    own fixture server); `kind = "command"` makes it an external program run from the `command`
+    template (harness.commands) instead of a pulp-sync sync with `downloader`; `db` is "sqlite", "postgresql", "mysql" (harness.databases) or a
+    DATABASE_URL (None: sqlite under the state folder); `tasking`
     and `worker` leave room for the service modes (only "inline" exists today).
     """
 
     name: str
-    downloader: str
+    downloader: str = ""
     download_concurrency: int = defaults.CONCURRENCY
     profile: str | None = None
     db: str | None = None
@@ -57,6 +61,13 @@ class Variant:
     worker: str | None = None
     sync_args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    kind: str = "pulp-sync"
+    command: str | None = None
+
+    @property
+    def is_command(self) -> bool:
+        """An external program (curl, aria2c, ...) rather than a pulp-sync sync; see harness.commands."""
+        return self.kind == "command"
 
 
 @dataclass(frozen=True)
@@ -173,8 +184,8 @@ def manifest_path(manifest: str) -> str:
 def _variant_from_dict(raw: Mapping[str, Any]) -> Variant:
     raw = dict(raw)
     _reject_unknown(raw, Variant, f"variant {raw.get('name', '?')!r}")
-    if "name" not in raw or "downloader" not in raw:
-        raise SpecError(f"every variant needs a name and a downloader; got {sorted(raw)}")
+    if "name" not in raw or ("downloader" not in raw and "command" not in raw):
+        raise SpecError(f"every variant needs a name and a downloader (or kind = \"command\" and a command); got {sorted(raw)}")
     raw["sync_args"] = tuple(str(arg) for arg in raw.get("sync_args", ()))
     raw["env"] = {str(key): str(value) for key, value in raw.get("env", {}).items()}
     return Variant(**raw)
@@ -184,11 +195,33 @@ def _check_variant(variant: Variant) -> None:
     label = f"variant {variant.name!r}"
     _check(_NAME.match(variant.name) is not None, f"{label}: use letters, digits, . _ - in its name")
     _check(variant.download_concurrency >= 1, f"{label}: download_concurrency must be 1 or more")
+    _check(variant.kind in KINDS, f"{label}: kind {variant.kind!r} is not one of {', '.join(KINDS)}")
+    if variant.is_command:
+        _check_command(variant, label)
+    else:
+        _check(bool(variant.downloader), f"{label}: name a downloader (`pulp-sync downloaders` lists them)")
+        _check(variant.command is None, f"{label}: a command needs kind = \"command\"")
+    _check(
+        variant.db is None or variant.db in ALIASES or "://" in variant.db,
+        f"{label}: db {variant.db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL",
+    )
     _check(
         variant.tasking in TASKING,
         f"{label}: tasking {variant.tasking!r} is not supported by the harness yet; use one of {', '.join(TASKING)}",
     )
     _check(variant.worker is None, f"{label}: worker needs a tasking mode with workers; none is supported yet")
+
+
+def _check_command(variant: Variant, label: str) -> None:
+    from harness.commands import PLACEHOLDERS, placeholders_of
+
+    _check(bool(variant.command and variant.command.strip()), f"{label}: kind = \"command\" needs a command template")
+    _check(not variant.downloader, f"{label}: a command variant has no downloader (its program is the command)")
+    try:
+        unknown = placeholders_of(str(variant.command)) - set(PLACEHOLDERS)
+    except ValueError as error:
+        raise SpecError(f"{label}: command template: {error} (write {{{{ and }}}} for literal braces)") from error
+    _check(not unknown, f"{label}: unknown placeholders {sorted(unknown)}; known: {', '.join(PLACEHOLDERS)}")
 
 
 def _reject_unknown(data: Mapping[str, Any], kind: type, label: str) -> None:

@@ -20,6 +20,7 @@ __all__ = [
     "ratio_sentence",
     "verdict",
     "average_sentence",
+    "peer_sentences",
     "time_rows",
     "pair_rows",
     "resource_rows",
@@ -84,6 +85,15 @@ def average_sentence(analysis: Analysis, baseline: str) -> list[str]:
     return lines
 
 
+def peer_sentences(analysis: Analysis) -> list[str]:
+    """"100: asyncio reaches 0.82x the throughput of curl, the fastest peer (medians)"."""
+    return [
+        f"{ratio.manifest}: {ratio.variant} reaches {ratio.ratio:.2f}x the throughput of {ratio.peer}, "
+        "the fastest peer (medians)"
+        for ratio in analysis.peer_ratios
+    ]
+
+
 def time_rows(analysis: Analysis) -> list[tuple[str, ...]]:
     """One row per cell: the sync-time statistics (TIME_HEADER)."""
     return [_time_row(cell) for cell in analysis.cells]
@@ -113,6 +123,8 @@ def summary_markdown(results: Results, analysis: Analysis) -> str:
         lines += ["", f"## Against {spec.baseline_variant.name}", ""]
         lines += markdown_table(PAIR_HEADER, pair_rows(analysis, spec.alpha))
         lines += ["", *(f"- {line}" for line in average_sentence(analysis, spec.baseline_variant.name))]
+    if analysis.peer_ratios:
+        lines += ["", "## Against the fastest peer", "", *(f"- {line}" for line in peer_sentences(analysis))]
     if analysis.warnings:
         lines += ["", "## Warnings", "", *(f"- {warning}" for warning in analysis.warnings)]
     lines += ["", "## Harness overhead", "", overhead_line(analysis), ""]
@@ -128,7 +140,7 @@ def print_summary(console: Console, results: Results, analysis: Analysis) -> Non
     console.print(table)
     for pair, row in zip(analysis.pairs, pair_rows(analysis, spec.alpha)):
         console.print(f"{pair.manifest}: {row[3]} ({row[2]} time, p = {row[4]}, {row[5]})")
-    for line in average_sentence(analysis, spec.baseline_variant.name):
+    for line in [*average_sentence(analysis, spec.baseline_variant.name), *peer_sentences(analysis)]:
         console.print(line)
     for warning in analysis.warnings:
         console.print(f"[yellow]Warning:[/yellow] {warning}")
