@@ -10,6 +10,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, connections
+from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.recorder import MigrationRecorder
 
 from pulp_sync.store import artifact_store
@@ -33,12 +34,19 @@ def migrate() -> None:
 
 
 def reset() -> None:
-    """A fresh, empty schema and an empty artifact store: the state before a benchmark run."""
+    """A fresh, empty schema and an empty artifact store: the state before a benchmark run.
+
+    sqlite's file is deleted. A server database whose schema is current is emptied by Django's
+    `flush` (TRUNCATE, sequences restarted): the same state as dropping and migrating, several
+    times quicker. Any other server schema (older, or half made) is dropped and migrated afresh.
+    """
     sqlite_file = _sqlite_file()
     connections.close_all()
     if sqlite_file is not None:
         for path in (sqlite_file, Path(f"{sqlite_file}-wal"), Path(f"{sqlite_file}-shm")):
             path.unlink(missing_ok=True)
+    elif _schema_is_current():
+        call_command("flush", verbosity=0, interactive=False)
     else:
         _drop_tables()
     artifact_store().remove_all()
@@ -62,10 +70,20 @@ def _sqlite_file() -> Path | None:
     return Path(name)
 
 
+def _schema_is_current() -> bool:
+    """Every migration is applied and every model's table exists, so emptying them gives a fresh schema."""
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        return False
+    introspection = connection.introspection
+    return len(introspection.django_table_names(only_existing=True)) == len(introspection.django_table_names())
+
+
 def _drop_tables() -> None:
     """Drop the tables of every installed model and Django's migration record, on any engine.
 
-    `delete_model` also drops a model's implicit many-to-many tables. Constraint checks are off
+    `delete_model` also drops a model's implicit many-to-many tables. A proxy model (DRF's
+    TokenProxy) shares its concrete model's table, so it is skipped. Constraint checks are off
     while dropping (MySQL refuses to drop a referenced table otherwise; PostgreSQL's DROP TABLE
     ... CASCADE needs no help).
     """
@@ -73,5 +91,5 @@ def _drop_tables() -> None:
     models = [*apps.get_models(), MigrationRecorder.Migration]
     with connection.constraint_checks_disabled(), connection.schema_editor() as editor:
         for model in models:
-            if model._meta.managed and model._meta.db_table in existing:
+            if model._meta.managed and not model._meta.proxy and model._meta.db_table in existing:
                 editor.delete_model(model)
