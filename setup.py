@@ -22,6 +22,11 @@ setup(
         "numpy>=1.24",
         "scipy>=1.10",
         "matplotlib>=3.7",
+        "djangorestframework>=3.15",
+        "drf-spectacular>=0.27",
+        "gunicorn>=22.0",
+        "rq>=3.0",
+        "redis>=5.0",
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1"],

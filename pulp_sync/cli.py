@@ -1,4 +1,5 @@
-"""The `pulp-sync` command line: migrate, reset, downloaders, sync, repositories, `fixtures` and `bench`.
+"""The `pulp-sync` command line: migrate, reset, downloaders, sync, repositories, worker, tasks, api,
+createuser, `fixtures` and `bench`.
 
 Errors a user can fix (a failed sync, a bad setting, an unreachable database) are one line on
 stderr, `Error: ...`, and exit status 1, never a traceback.
@@ -7,7 +8,8 @@ stderr, `Error: ...`, and exit status 1, never a traceback.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlsplit
 
 import click
@@ -20,10 +22,12 @@ from downloaders import available
 from fixtures.cli import fixtures_group
 from harness.cli import bench_group
 from pulp_sync import database
+from pulp_sync.messages import one_line, redact
 from pulp_sync.progress import progress_for
 
 if TYPE_CHECKING:
-    from pulp_sync.models import Remote
+    from pulp_sync.models import Remote, Repository, Task
+    from pulp_sync.sync import SyncReport
 
 __all__ = ["cli", "main"]
 
@@ -38,7 +42,7 @@ class _Cli(click.Group):
             raise click.ClickException(_validation_message(error)) from error
         except DatabaseError as error:
             hint = "is DATABASE_URL right, and the server up?"
-            raise click.ClickException(f"database error: {_one_line(error)}; {hint}") from error
+            raise click.ClickException(f"database error: {one_line(error)}; {hint}") from error
 
 
 @click.group(cls=_Cli)
@@ -88,25 +92,45 @@ def list_downloaders() -> None:
 @click.option("--sock-read-timeout", type=float, help="Seconds a read may wait for data.")
 @click.option("--total-timeout", type=float, help="Seconds one download attempt may take in all.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-def sync(url: str, repository_name: str | None, remote_name: str | None, as_json: bool, **settings: Any) -> None:
-    """Sync the repository from the PULP_MANIFEST at URL, inline.
+@click.option(
+    "--tasking",
+    type=click.Choice(["inline", "rq"]),
+    default="inline",
+    show_default=True,
+    help="inline: sync in this process; rq: queue a task for `pulp-sync worker` on $REDIS_URL.",
+)
+@click.option(
+    "--wait/--no-wait",
+    default=True,
+    show_default=True,
+    help="With --tasking rq: wait for the task and report as inline does, or print the task and return.",
+)
+def sync(
+    url: str,
+    repository_name: str | None,
+    remote_name: str | None,
+    as_json: bool,
+    tasking: str,
+    wait: bool,
+    **settings: Any,
+) -> None:
+    """Sync the repository from the PULP_MANIFEST at URL, inline or as an RQ task.
 
     Options given are saved on the remote; options left out keep the remote's values.
     """
+    if tasking == "inline" and not wait:
+        raise click.UsageError("--no-wait needs --tasking rq")
     _open_database()
     from pulp_sync.models import Repository  # models exist only once Django is set up
-    from pulp_sync.sync import SyncError, sync_repository
 
     repository_name = repository_name or _name_from_url(url)
     remote = _save_remote(remote_name or repository_name, url, settings)
     repository, _ = Repository.objects.get_or_create(name=repository_name)
-    try:
-        report = sync_repository(remote, repository, progress_for(Console(stderr=True)))
-    except SyncError as error:
-        if as_json and error.report is not None:
-            click.echo(json.dumps(error.report.as_dict()))
-        raise click.ClickException(_one_line(error)) from error
-    click.echo(json.dumps(report.as_dict()) if as_json else report.summary())
+    if tasking == "inline":
+        _sync_inline(remote, repository, as_json)
+    else:
+        with _redis_errors():
+            _sync_task(remote, repository, as_json, wait)
 
 
 @cli.command()
@@ -123,6 +147,94 @@ def repositories() -> None:
         else:
             table.add_row(repository.name, str(latest.number), str(latest.content.count()))
     Console().print(table)
+
+
+@cli.command()
+@click.option(
+    "--worker-class",
+    type=click.Choice(["fork", "simple"]),
+    default="fork",
+    show_default=True,
+    help="fork: RQ's Worker, a work horse process per task; simple: RQ's SimpleWorker, tasks in its own process.",
+)
+@click.option("--burst", is_flag=True, help="Quit once the queue is empty.")
+@click.option("--queue", "queue_name", help="The RQ queue to take tasks from [default: $PULP_SYNC_QUEUE or pulp-sync].")
+def worker(worker_class: str, burst: bool, queue_name: str | None) -> None:
+    """Run the sync tasks queued on Redis ($REDIS_URL); first fail the tasks of workers that died."""
+    _open_database()
+    from pulp_sync.worker import run_worker
+
+    with _redis_errors():
+        run_worker(worker_class, queue_name, burst)
+
+
+@cli.command()
+@click.option("--state", help="Only the tasks in this state: waiting, running, completed or failed.")
+@click.option("--json", "as_json", is_flag=True, help="Print the tasks as one JSON array.")
+def tasks(state: str | None, as_json: bool) -> None:
+    """List the tasks, newest first, with their progress; first fail the tasks of workers that died."""
+    _open_database()
+    from redis.exceptions import RedisError
+
+    from pulp_sync.models import Task, TaskState
+    from pulp_sync.tasks import reap_abandoned_tasks, redis_location
+
+    if state is not None and state not in TaskState.values:
+        raise click.BadParameter(f"{state!r} is not one of {', '.join(TaskState.values)}", param_hint="--state")
+    try:
+        reap_abandoned_tasks()
+    except RedisError as error:
+        where = redis_location()
+        click.echo(f"Warning: could not look for dead workers on Redis at {where}: {redact(one_line(error))}", err=True)
+    listed = Task.objects.select_related("repository", "remote", "created_version").order_by("-created")
+    if state is not None:
+        listed = listed.filter(state=state)
+    if as_json:
+        click.echo(json.dumps([_task_dict(task) for task in listed]))
+        return
+    table = Table()
+    for column in ("task", "repository", "state", "progress", "seconds", "worker", "error"):
+        table.add_column(column, overflow="fold", no_wrap=column == "state")
+    for task in listed:
+        table.add_row(*_task_row(task))
+    Console().print(table)
+
+
+@cli.command()
+@click.option("--bind", default="127.0.0.1:8000", show_default=True, help="host:port to listen on; port 0 picks one.")
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="gunicorn worker processes.")
+def api(bind: str, workers: int) -> None:
+    """Serve the REST API under /api/v3/ with gunicorn; the syncs it starts run on `pulp-sync worker`."""
+    _open_database()
+    from django.db import connections
+
+    from pulp_sync.api.server import serve
+
+    connections.close_all()  # gunicorn forks its workers: each must open its own connection
+    serve(bind, workers)
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--password", envvar="PULP_SYNC_PASSWORD", help="[default: asked unless --token]")
+@click.option("--token", is_flag=True, help="Print the user's API token (made on first use) on stdout.")
+def createuser(name: str, password: str | None, token: bool) -> None:
+    """Create an API user, or set an existing one's password; with --token, print its token.
+
+    The password may come from $PULP_SYNC_PASSWORD, out of sight of `ps`. A user made with --token
+    and no password can use the API with its token only.
+    """
+    if password is None and not token:
+        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    if password == "":
+        raise click.BadParameter("must not be empty", param_hint="--password")
+    _open_database()
+    from pulp_sync.api.auth import save_user, token_for
+
+    user, created = save_user(name, password)
+    click.echo(f"{'Created' if created else 'Updated'} user {name}", err=True)
+    if token:
+        click.echo(token_for(user))
 
 
 cli.add_command(fixtures_group, "fixtures")
@@ -162,9 +274,92 @@ def _name_from_url(url: str) -> str:
     return "-".join(segments) or parts.hostname or "repository"
 
 
-def _one_line(error: Exception) -> str:
-    """The error's message with its line breaks (a database driver's, say) folded into spaces."""
-    return " ".join(str(error).split())
+def _sync_inline(remote: Remote, repository: Repository, as_json: bool) -> None:
+    from pulp_sync.sync import SyncError, sync_repository
+
+    try:
+        report, error = sync_repository(remote, repository, progress_for(Console(stderr=True))), None
+    except SyncError as failure:
+        report, error = failure.report, one_line(failure)
+    _print_outcome(report, error, as_json)
+
+
+def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool) -> None:
+    """Queue the sync as an RQ task; then wait for it and print as inline does, or print the task."""
+    from pulp_sync.models import TaskState
+    from pulp_sync.sync import SyncReport
+    from pulp_sync.tasks import dispatch_sync, wait_for
+
+    task = dispatch_sync(repository, remote, tasking="rq")
+    if wait and not task.is_finished:
+        console = Console(stderr=True)
+        if console.is_terminal:
+            console.print(f"Queued task {task.pk}; waiting for a `pulp-sync worker` to run it")
+        task = wait_for(task, progress=progress_for(console))
+    if not task.is_finished:
+        click.echo(json.dumps(_task_dict(task)) if as_json else f"Queued task {task.pk}; `pulp-sync tasks` shows it")
+        return
+    report = SyncReport(**task.report) if task.report else None
+    _print_outcome(report, (task.error or "failed") if task.state == TaskState.FAILED else None, as_json)
+
+
+def _print_outcome(report: SyncReport | None, error: str | None, as_json: bool) -> None:
+    """A sync's outcome: the report (one summary line, or JSON); on error the JSON report if any, then `Error:`."""
+    if as_json and report is not None:
+        click.echo(json.dumps(report.as_dict()))
+    elif error is None and report is not None:
+        click.echo(report.summary())
+    if error is not None:
+        raise click.ClickException(error)
+
+
+@contextmanager
+def _redis_errors() -> Iterator[None]:
+    """A Redis failure as one `Error:` line; redis is imported only by the commands that use it."""
+    from redis.exceptions import RedisError
+
+    from pulp_sync.tasks import redis_location
+
+    try:
+        yield
+    except RedisError as error:
+        hint = "is REDIS_URL right, and Redis up?"
+        raise click.ClickException(f"Redis at {redis_location()}: {redact(one_line(error))}; {hint}") from error
+
+
+def _task_row(task: Task) -> list[str]:
+    """The task for people: id, repository, state, progress, seconds it ran, worker, error."""
+    progress = f"{task.artifacts_done}/{task.artifacts_total}, {task.bytes_done / 1e6:.1f} MB"
+    took = f"{(task.finished - task.started).total_seconds():.1f}" if task.finished and task.started else "-"
+    repository = task.repository.name if task.repository else "-"
+    return [str(task.pk), repository, task.state, progress, took, task.worker, task.error]
+
+
+def _task_dict(task: Task) -> dict[str, Any]:
+    """The task as JSON-ready values, names for its repository, remote and version."""
+
+    def when(moment: Any) -> str | None:
+        return moment.isoformat() if moment else None
+
+    return {
+        "id": str(task.pk),
+        "name": task.name,
+        "state": task.state,
+        "repository": task.repository.name if task.repository else None,
+        "remote": task.remote.name if task.remote else None,
+        "created": when(task.created),
+        "started": when(task.started),
+        "finished": when(task.finished),
+        "worker": task.worker,
+        "error": task.error,
+        "artifacts_total": task.artifacts_total,
+        "artifacts_done": task.artifacts_done,
+        "bytes_total": task.bytes_total,
+        "bytes_done": task.bytes_done,
+        "created_version": task.created_version.number if task.created_version else None,
+        "report": task.report,
+        "job_id": task.job_id,
+    }
 
 
 def _validation_message(error: ValidationError) -> str:

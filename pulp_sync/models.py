@@ -1,6 +1,7 @@
 """The service's records: where content comes from (Remote), what was synced (versions), what is stored.
 
     Remote ──sync──> Repository ──> RepositoryVersion ──(RepositoryContent)──> FileContent ──> Artifact
+       └──── Task: one sync run (inline or on an RQ worker), its state, progress and outcome
 
 An Artifact is one verified file in the store, keyed by sha256 and shared by every repository; a
 FileContent is a relative path naming an artifact; a RepositoryVersion is an immutable set of
@@ -10,6 +11,7 @@ FileContents. Only portable ORM features are used, so sqlite, PostgreSQL and Mar
 from __future__ import annotations
 
 import hashlib
+import uuid
 from dataclasses import fields
 
 from django.core.exceptions import ValidationError
@@ -18,7 +20,16 @@ from django.db import models
 import downloaders
 from downloaders import DownloaderSettings, UnknownDownloader
 
-__all__ = ["Remote", "Repository", "RepositoryVersion", "Artifact", "FileContent", "RepositoryContent"]
+__all__ = [
+    "Remote",
+    "Repository",
+    "RepositoryVersion",
+    "Artifact",
+    "FileContent",
+    "RepositoryContent",
+    "TaskState",
+    "Task",
+]
 
 _SETTING_NAMES = frozenset(f.name for f in fields(DownloaderSettings))
 
@@ -141,3 +152,46 @@ class RepositoryContent(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["version", "content"], name="unique_version_content")]
+
+
+class TaskState(models.TextChoices):
+    """Where a task is: waiting (queued) -> running -> completed or failed."""
+
+    WAITING = "waiting"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class Task(models.Model):
+    """One sync run, inline or as an RQ job (see pulp_sync/tasks.py): state, times, progress, outcome.
+
+    `error` is a one-line message for people (never a secret); `report` is the SyncReport as a dict,
+    also after a failed download. Progress fields are written a few times a second while it runs.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=255, help_text='What the task does, e.g. "sync".')
+    state = models.CharField(max_length=16, choices=TaskState.choices, default=TaskState.WAITING, db_index=True)
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True)
+    finished = models.DateTimeField(null=True)
+    worker = models.CharField(max_length=255, blank=True, default="", help_text="The RQ worker, or host:pid inline.")
+    error = models.TextField(blank=True, default="")
+    repository = models.ForeignKey(Repository, null=True, on_delete=models.SET_NULL, related_name="tasks")
+    remote = models.ForeignKey(Remote, null=True, on_delete=models.SET_NULL, related_name="tasks")
+    created_version = models.ForeignKey(RepositoryVersion, null=True, on_delete=models.SET_NULL, related_name="+")
+    artifacts_total = models.PositiveIntegerField(default=0)
+    artifacts_done = models.PositiveIntegerField(default=0)
+    bytes_total = models.PositiveBigIntegerField(default=0)
+    bytes_done = models.PositiveBigIntegerField(default=0)
+    report = models.JSONField(null=True)
+    job_id = models.CharField(max_length=64, blank=True, default="", help_text="The RQ job's id; empty inline.")
+
+    def __str__(self) -> str:
+        return f"{self.name} task {self.pk} ({self.state})"
+
+    @property
+    def is_finished(self) -> bool:
+        """Completed or failed: nothing will change it any more."""
+        return self.state in (TaskState.COMPLETED, TaskState.FAILED)

@@ -8,6 +8,10 @@ CLI). Everything is read from the environment once, when Django starts:
   download is one atomic rename.
 - `DATABASE_URL`: another database (`postgres://...`, `mysql://...`), parsed by dj-database-url.
 - `PULP_SYNC_FSYNC=1`: flush each artifact and its directory to disk when it is adopted.
+- `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the Redis of the RQ task queue.
+- `PULP_SYNC_QUEUE` (default `pulp-sync`): the RQ queue that syncs are queued on and workers take from.
+- `PULP_SYNC_ALLOWED_HOSTS` (default `localhost,127.0.0.1,[::1]`): the host names the REST API
+  answers to, comma-separated (Django's ALLOWED_HOSTS; `*` for any).
 """
 
 from __future__ import annotations
@@ -28,11 +32,20 @@ __all__ = [
     "USE_TZ",
     "TIME_ZONE",
     "DEFAULT_AUTO_FIELD",
+    "REDIS_URL",
+    "PULP_SYNC_QUEUE",
+    "ALLOWED_HOSTS",
+    "MIDDLEWARE",
+    "ROOT_URLCONF",
+    "REST_FRAMEWORK",
+    "SPECTACULAR_SETTINGS",
 ]
 
 PULP_SYNC_HOME = Path(os.environ.get("PULP_SYNC_HOME") or ".pulp-sync").resolve()
 PULP_SYNC_ARTIFACTS = PULP_SYNC_HOME / "artifacts"
 PULP_SYNC_FSYNC = os.environ.get("PULP_SYNC_FSYNC", "") == "1"
+REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE") or "pulp-sync"
 
 _SQLITE_OPTIONS: dict[str, Any] = {
     # WAL lets readers run beside the one writer; synchronous=NORMAL is WAL's documented safe pairing
@@ -54,8 +67,41 @@ def _database() -> dict[str, Any]:
 
 
 DATABASES = {"default": _database()}
-INSTALLED_APPS = ["django.contrib.contenttypes", "django.contrib.auth", "pulp_sync.apps.PulpSyncConfig"]
+INSTALLED_APPS = [
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "pulp_sync.apps.PulpSyncConfig",
+]
 SECRET_KEY = os.environ.get("PULP_SYNC_SECRET_KEY", "pulp-sync-has-no-sessions-yet")
 USE_TZ = True
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+ALLOWED_HOSTS = os.environ.get("PULP_SYNC_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",")
+MIDDLEWARE = ["django.middleware.security.SecurityMiddleware"]
+ROOT_URLCONF = "pulp_sync.api.urls"
+
+# The REST API (pulp_sync/api/): JSON only, every endpoint but the schema needs a user (basic or
+# token auth), Pulp's limit/offset pagination.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "pulp-sync API",
+    "DESCRIPTION": "Remotes, repositories and their versions, syncs as tasks on RQ workers, artifacts.",
+    "VERSION": "v3",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+}

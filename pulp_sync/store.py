@@ -52,12 +52,21 @@ class ArtifactStore:
         return self.root / self.relative_path_for(sha256)
 
     @contextmanager
-    def workspace(self) -> Iterator[Path]:
-        """A fresh temp dir for one sync, removed with everything left in it when the block ends."""
-        folder = Path(tempfile.mkdtemp(prefix="sync-", dir=self.temp_dir))
+    def workspace(self, prefix: str = "sync") -> Iterator[Path]:
+        """A fresh temp dir for one sync, removed with everything left in it when the block ends.
+
+        Named `<prefix>-<random>`: a task's sync uses its own prefix, so that if its process dies
+        mid-sync, whoever notices can `remove_workspaces(prefix)`.
+        """
+        folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=self.temp_dir))
         try:
             yield folder
         finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def remove_workspaces(self, prefix: str) -> None:
+        """Remove the workspaces named with `prefix`, and the partial downloads in them, of a dead sync."""
+        for folder in self.temp_dir.glob(f"{prefix}-*"):
             shutil.rmtree(folder, ignore_errors=True)
 
     def adopt(self, temp_file: Path, sha256: str) -> Path:

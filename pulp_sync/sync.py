@@ -143,16 +143,19 @@ class _Plan:
     missing_bytes: int = 0
 
 
-def sync_repository(remote: Remote, repository: Repository, progress: ProgressSink | None = None) -> SyncReport:
+def sync_repository(
+    remote: Remote, repository: Repository, progress: ProgressSink | None = None, workspace_prefix: str = "sync"
+) -> SyncReport:
     """Sync `repository` from `remote` and return what was done; raise SyncError if it cannot finish.
 
     A failed sync creates no version; the artifacts it already downloaded are verified and kept,
-    so syncing again downloads only the rest.
+    so syncing again downloads only the rest. `workspace_prefix` names the sync's temp dir in the
+    store (see ArtifactStore.workspace).
     """
     downloader, concurrency = _downloader(remote)
     store = artifact_store()
     tally = _Tally(repository.name, remote.downloader, concurrency)
-    with store.workspace() as workspace:
+    with store.workspace(workspace_prefix) as workspace:
         manifest = _fetch_manifest(downloader, remote.url, workspace)
         plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
         requests = _spooled_requests(plan.spool, remote.url)

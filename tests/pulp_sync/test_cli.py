@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from downloaders import available
 from pulp_sync.cli import cli
 from pulp_sync.models import Artifact, Remote, RepositoryVersion
 
@@ -59,7 +60,8 @@ def test_sync_prints_one_summary_line(db: Path, server: str) -> None:
 def test_unknown_downloader_is_one_error_line(db: Path, server: str) -> None:
     result = invoke("sync", server + "good/PULP_MANIFEST", "--downloader", "nope")
     assert result.exit_code == 1
-    assert result.stderr == "Error: remote 'good': no downloader named 'nope'; installed: asyncio, futures\n"
+    installed = ", ".join(sorted(available()))
+    assert result.stderr == f"Error: remote 'good': no downloader named 'nope'; installed: {installed}\n"
     assert result.stdout == "" and not Remote.objects.exists(), "a bad setting is not saved"
 
 

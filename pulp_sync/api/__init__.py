@@ -1,0 +1,12 @@
+"""The REST API under /api/v3/, in Pulp's shape: Django REST framework, served by gunicorn.
+
+    remotes/                                   CRUD; password, proxy_password, client_key write-only
+    repositories/                              CRUD; POST repositories/<id>/sync/ {"remote": href or id}
+    repositories/<id>/versions/<number>/content/
+    tasks/<uuid>/                              poll a sync: state, timestamps, progress, error
+    artifacts/                                 read-only
+    docs/api.json                              the OpenAPI schema (the only endpoint open to anyone)
+
+Every other endpoint needs a user (basic or token auth, `pulp-sync createuser`). Hrefs are paths
+(`/api/v3/remotes/1/`), as Pulp gives them.
+"""

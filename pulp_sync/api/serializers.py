@@ -1,0 +1,184 @@
+"""What the API shows of each model and what it accepts; a remote is checked by the model's own clean()."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from downloaders import UnknownDownloader
+from pulp_sync.api.fields import HrefField, HrefOrIdField, RelatedHrefField, VersionHrefField, version_href
+from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task
+
+__all__ = [
+    "RemoteSerializer",
+    "RepositorySerializer",
+    "RepositoryVersionSerializer",
+    "ContentSerializer",
+    "ArtifactSerializer",
+    "TaskSerializer",
+    "SyncSerializer",
+    "TaskRefSerializer",
+]
+
+SECRET_FIELDS = ("password", "proxy_password", "client_key")
+"""Remote fields that are written but never shown; `hidden_fields` says which of them are set."""
+
+
+class HiddenFieldSerializer(serializers.Serializer):
+    """Whether a write-only field has a value (Pulp's `hidden_fields`)."""
+
+    name = serializers.CharField()
+    is_set = serializers.BooleanField()
+
+
+class RemoteSerializer(serializers.ModelSerializer):
+    """A remote with its downloader settings; validated by `Remote.clean`, exactly as the CLI's are."""
+
+    pulp_href = HrefField(view_name="remote-detail")
+    hidden_fields = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Remote
+        fields = ["pulp_href", "id", *(f.name for f in Remote._meta.concrete_fields if f.name != "id"), "hidden_fields"]
+        extra_kwargs = {name: {"write_only": True} for name in SECRET_FIELDS}
+
+    @extend_schema_field(HiddenFieldSerializer(many=True))
+    def get_hidden_fields(self, remote: Remote) -> list[dict[str, Any]]:
+        return [{"name": name, "is_set": getattr(remote, name) not in (None, "")} for name in SECRET_FIELDS]
+
+    def validate_url(self, url: str) -> str:
+        return _without_password(url, "username and password")
+
+    def validate_proxy_url(self, url: str | None) -> str | None:
+        return _without_password(url, "proxy_username and proxy_password")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """The remote as it would be saved must pass `Remote.clean` (downloader installed, settings sane)."""
+        candidate = copy.copy(self.instance) if self.instance is not None else Remote()
+        for name, value in attrs.items():
+            setattr(candidate, name, value)
+        try:
+            candidate.clean()
+        except DjangoValidationError as error:
+            if isinstance(error.__cause__, UnknownDownloader):
+                raise DjangoValidationError({"downloader": error.messages}) from error
+            raise
+        return attrs
+
+
+def _without_password(url: str | None, fields: str) -> str | None:
+    """Refuse `user:password@` in a URL: every reader of the remote would see the password."""
+    if url and urlsplit(url).password is not None:
+        raise serializers.ValidationError(f"give the password in {fields}, which are never shown, not in the URL")
+    return url
+
+
+class RepositorySerializer(serializers.ModelSerializer):
+    """A repository, where its versions are, and its latest version."""
+
+    pulp_href = HrefField(view_name="repository-detail")
+    versions_href = HrefField(view_name="version-list", lookup_url_kwarg="repository_pk")
+    latest_version_href = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Repository
+        fields = ["pulp_href", "id", "name", "versions_href", "latest_version_href"]
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_latest_version_href(self, repository: Repository) -> str | None:
+        """From the view's `latest_number` annotation; a repository just created has none, and no version."""
+        number = getattr(repository, "latest_number", None)
+        if number is None:
+            return None
+        return version_href(repository.pk, number)
+
+
+class RepositoryVersionSerializer(serializers.ModelSerializer):
+    """One immutable version: its number, when it was made, where its content is and how much."""
+
+    pulp_href = VersionHrefField(source="*")
+    repository = RelatedHrefField(view_name="repository-detail", read_only=True)
+    content_href = VersionHrefField("version-content-list", source="*")
+    content_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = RepositoryVersion
+        fields = ["pulp_href", "number", "repository", "created", "content_href", "content_count"]
+
+
+class ContentSerializer(serializers.ModelSerializer):
+    """A manifest line of a version: the path and the artifact it names."""
+
+    sha256 = serializers.CharField(source="artifact.sha256", read_only=True)
+    size = serializers.IntegerField(source="artifact.size", read_only=True)
+    artifact = RelatedHrefField(view_name="artifact-detail", read_only=True)
+
+    class Meta:
+        model = FileContent
+        fields = ["relative_path", "sha256", "size", "artifact"]
+
+
+class ArtifactSerializer(serializers.ModelSerializer):
+    """A verified file in the store; `file` is its path under the store's root."""
+
+    pulp_href = HrefField(view_name="artifact-detail")
+    file = serializers.CharField(source="relative_path", read_only=True)
+
+    class Meta:
+        model = Artifact
+        fields = ["pulp_href", "sha256", "size", "file", "created"]
+
+
+class TaskProgressSerializer(serializers.ModelSerializer):
+    """How far a task is: artifacts and bytes to download, and done."""
+
+    class Meta:
+        model = Task
+        fields = ["artifacts_total", "artifacts_done", "bytes_total", "bytes_done"]
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    """A sync task, polled until its state is completed or failed; `created_version` is then the href
+    of the version it made (null when nothing changed), `error` a readable message if it failed."""
+
+    pulp_href = HrefField(view_name="task-detail")
+    repository = RelatedHrefField(view_name="repository-detail", read_only=True)
+    remote = RelatedHrefField(view_name="remote-detail", read_only=True)
+    created_version = VersionHrefField()
+    progress = TaskProgressSerializer(source="*", read_only=True)
+
+    class Meta:
+        model = Task
+        fields = [
+            "pulp_href",
+            "name",
+            "state",
+            "created",
+            "started",
+            "finished",
+            "worker",
+            "error",
+            "progress",
+            "repository",
+            "remote",
+            "created_version",
+            "report",
+        ]
+
+
+class SyncSerializer(serializers.Serializer):
+    """The body of POST repositories/<id>/sync/."""
+
+    remote = HrefOrIdField(view_name="remote-detail", queryset=Remote.objects.all(), help_text="Its href or id")
+
+
+class TaskRefSerializer(serializers.Serializer):
+    """The answer to a request that started a task: where to poll it (Pulp's AsyncOperationResponse)."""
+
+    task = serializers.CharField(help_text="The task's href.")

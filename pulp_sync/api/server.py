@@ -1,0 +1,47 @@
+"""`pulp-sync api`: gunicorn serving pulp_sync.wsgi, configured through gunicorn's BaseApplication."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
+
+__all__ = ["ApiServer", "serve"]
+
+
+class ApiServer(BaseApplication):
+    """gunicorn with our settings instead of its command line; each worker imports the app itself."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self._options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for name, value in self._options.items():
+            self.cfg.set(name, value)
+
+    def load(self) -> Callable[..., Any]:
+        from pulp_sync.wsgi import application
+
+        return application
+
+
+def serve(bind: str, workers: int) -> None:
+    """Serve the API on `bind` (host:port; port 0 picks a free one) until SIGTERM or SIGINT."""
+    ApiServer(
+        {
+            "bind": bind,
+            "workers": workers,
+            "proc_name": "pulp-sync-api",
+            "when_ready": _announce,
+            # gunicornc's socket is one path per user: two servers would fight over it, and we do not use it.
+            "control_socket_disable": True,
+        }
+    ).run()
+
+
+def _announce(arbiter: Arbiter) -> None:
+    """One line on stdout with the API's URL, once gunicorn listens: for people and for scripts."""
+    for listener in arbiter.LISTENERS:
+        print(f"pulp-sync API at {listener}/api/v3/", flush=True)

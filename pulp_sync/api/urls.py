@@ -1,0 +1,30 @@
+"""Where each endpoint is: everything under /api/v3/, as in Pulp; errors Django answers itself are JSON too."""
+
+from __future__ import annotations
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularJSONAPIView
+from rest_framework.routers import DefaultRouter
+
+from pulp_sync.api import views
+
+__all__ = ["urlpatterns", "handler400", "handler500"]
+
+router = DefaultRouter()
+router.register("remotes", views.RemoteViewSet, basename="remote")
+router.register("repositories", views.RepositoryViewSet, basename="repository")
+router.register(r"repositories/(?P<repository_pk>[0-9]+)/versions", views.RepositoryVersionViewSet, basename="version")
+router.register(
+    r"repositories/(?P<repository_pk>[0-9]+)/versions/(?P<number>[0-9]+)/content",
+    views.VersionContentViewSet,
+    basename="version-content",
+)
+router.register("tasks", views.TaskViewSet, basename="task")
+router.register("artifacts", views.ArtifactViewSet, basename="artifact")
+
+urlpatterns = [
+    path("api/v3/docs/api.json", SpectacularJSONAPIView.as_view(), name="schema"),
+    path("api/v3/", include(router.urls)),
+]
+handler400 = "rest_framework.exceptions.bad_request"
+handler500 = "rest_framework.exceptions.server_error"

@@ -1,0 +1,353 @@
+"""Syncs as tasks: a Task row for each sync, run inline or as an RQ job on a `pulp-sync worker`.
+
+    dispatch_sync ─inline─> run in this process ───────────────────────┐
+                  └─rq────> Task (waiting) + job on Redis ─> a worker ──┴─> Task completed | failed
+
+A running task writes its own progress and outcome. When the process running it dies (SIGKILL, the
+OOM killer, a lost machine) it cannot, so whoever notices marks it failed and removes its workspace
+with the partial downloads in it:
+- the forking worker, when the work horse running the task dies (`on_work_horse_killed`);
+- RQ's StartedJobRegistry cleanup, when the job's worker stopped sending heartbeats (the job's
+  failure callback, `on_job_failure`);
+- `reap_abandoned_tasks`, which every worker runs when it starts, `pulp-sync tasks` runs each time
+  and `wait_for` runs while it waits: a task's process on this host is checked by its pid, one
+  elsewhere through RQ (its job gone or ended, its worker's heartbeat lapsed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import time
+import uuid
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import connections, transaction
+from django.utils import timezone
+from redis import Redis
+from redis.exceptions import RedisError
+from rq import Callback, Queue, Worker
+from rq.exceptions import AbandonedJobError, NoSuchJobError
+from rq.job import Job, JobStatus, get_current_job
+
+from pulp_sync.messages import one_line, redact
+from pulp_sync.models import Remote, Repository, Task, TaskState
+from pulp_sync.progress import ProgressSink
+from pulp_sync.store import artifact_store
+from pulp_sync.sync import SyncError, sync_repository
+
+__all__ = [
+    "TASKING",
+    "JOB_TIMEOUT",
+    "dispatch_sync",
+    "wait_for",
+    "run_sync_task",
+    "reap_abandoned_tasks",
+    "on_work_horse_killed",
+    "on_job_failure",
+    "TaskProgress",
+    "redis_connection",
+    "redis_location",
+]
+
+TASKING = ("inline", "rq")
+JOB_TIMEOUT = 6 * 3600
+"""Seconds an RQ job may run: RQ's default (180 s) would stop a long sync. A SimpleWorker cannot
+send heartbeats while it runs a job, so RQ counts it alive for this long (plus a minute)."""
+_JOB_RECORD_SECONDS = 24 * 3600
+"""How long Redis keeps a finished job (RQ keeps a failed one a year): the Task row is the record."""
+_PROGRESS_SECONDS = 0.25
+"""Shortest time between two progress writes of a running task: a few a second at most."""
+_POLL_SECONDS = 0.2
+_REAP_SECONDS = 2.0
+"""How often `wait_for` checks that the task's process is still there."""
+_UNFINISHED = (TaskState.WAITING, TaskState.RUNNING)
+_ENDED_JOB = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
+
+log = logging.getLogger(__name__)
+
+
+def redis_connection() -> Redis:
+    """The Redis of REDIS_URL; connecting gives up after a few seconds rather than hanging."""
+    return Redis.from_url(settings.REDIS_URL, socket_connect_timeout=5)
+
+
+def redis_location() -> str:
+    """REDIS_URL for messages, with its password (if any) hidden."""
+    return redact(settings.REDIS_URL)
+
+
+def dispatch_sync(repository: Repository, remote: Remote, *, tasking: str = "inline") -> Task:
+    """Sync `repository` from `remote` as a task, and return the task.
+
+    inline: run it now, in this process, and return it finished (an unexpected error, such as the
+    database going away, is recorded on the task and raised). rq: queue it on PULP_SYNC_QUEUE and
+    return it waiting; it is queued once the caller's transaction (if any) commits, so that the
+    worker finds its row. A task that Redis cannot take is failed, saying why.
+    """
+    if tasking not in TASKING:
+        raise ValueError(f"tasking must be one of {', '.join(TASKING)}, not {tasking!r}")
+    task_id = uuid.uuid4()
+    job_id = str(task_id) if tasking == "rq" else ""
+    task = Task.objects.create(id=task_id, name="sync", repository=repository, remote=remote, job_id=job_id)
+    if tasking == "inline":
+        _run(task.pk, worker=_this_process())
+    else:
+        transaction.on_commit(partial(_enqueue, task))
+    task.refresh_from_db()
+    return task
+
+
+def wait_for(task: Task, timeout: float | None = None, *, progress: ProgressSink | None = None) -> Task:
+    """Poll the task's row until it is completed or failed, and return it; TimeoutError after `timeout` s.
+
+    Every few seconds it also checks that the task's process is still there, so that a killed
+    worker ends the wait. `progress` is fed the task's progress as it is written (the CLI's bar).
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    next_check = time.monotonic() + _REAP_SECONDS
+    follower = _ProgressFollower(progress)
+    connection = redis_connection()
+    try:
+        while True:
+            task.refresh_from_db()
+            follower.update(task)
+            if task.is_finished:
+                return task
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                raise TimeoutError(f"task {task.pk} is still {task.state} after {timeout:g} s")
+            if now >= next_check:
+                _reap(task, connection)
+                next_check = now + _REAP_SECONDS
+            time.sleep(_POLL_SECONDS)
+    finally:
+        follower.finish()
+
+
+def run_sync_task(task_id: str) -> str:
+    """The RQ job: run the task in this worker's process; its final state.
+
+    It records which process runs it (host:pid, in the job's meta) for `reap_abandoned_tasks`. It
+    opens its own database connection and closes it at the end: a forked work horse must not use
+    its parent's, and a SimpleWorker's may go stale while it waits for the next job.
+    """
+    job = get_current_job()
+    assert job is not None, "run_sync_task runs as an RQ job"
+    job.meta["process"] = _this_process()
+    job.save_meta()
+    connections.close_all()
+    try:
+        state = str(_run(task_id, worker=job.worker_name or ""))
+        log.info("Task %s %s", task_id, state)
+        return state
+    finally:
+        connections.close_all()
+
+
+def reap_abandoned_tasks(connection: Redis | None = None) -> list[str]:
+    """Mark failed every unfinished task whose process is gone, and remove its workspace; their ids.
+
+    Raises RedisError if an RQ task needs a look at Redis and Redis cannot be reached.
+    """
+    connection = connection or redis_connection()
+    unfinished = Task.objects.filter(state__in=_UNFINISHED).only("pk", "state", "worker", "job_id")
+    return [str(task.pk) for task in unfinished if _reap(task, connection)]
+
+
+def on_work_horse_killed(job: Job, retpid: int | None, ret_val: int | None, rusage: Any) -> None:
+    """RQ's `work_horse_killed_handler`: the forking worker saw the work horse running `job` die.
+
+    It runs in the worker's own process, which must go on taking jobs whatever happens here.
+    """
+    if ret_val is not None and os.WIFSIGNALED(ret_val):
+        how = f"was killed by {signal.Signals(os.WTERMSIG(ret_val)).name}"
+    else:
+        how = "exited" if ret_val is None else f"exited with status {os.waitstatus_to_exitcode(ret_val)}"
+    try:
+        _abandon(job.id, f"the work horse running it (pid {retpid}) {how}")
+    except Exception:  # noqa: BLE001 - logged; reap_abandoned_tasks catches the task later
+        log.exception("Could not record the end of task %s", job.id)
+
+
+def on_job_failure(job: Job, connection: Redis, exc_type: type[BaseException] | None, exc: Any, tb: Any) -> None:
+    """The job's RQ failure callback: the job raised, or RQ found it abandoned (AbandonedJobError).
+
+    A task records its own failures, so a raise changes a task only if it failed before it could.
+    RQ calls a job abandoned when its worker's heartbeat lapsed; a process on this host that is
+    still alive is left to finish.
+    """
+    if exc_type is not None and issubclass(exc_type, AbandonedJobError):
+        if _alive(job.meta.get("process", "")) is not True:
+            _abandon(job.id, "its worker stopped sending heartbeats")
+        return
+    name = exc_type.__name__ if exc_type is not None else "Error"
+    _end(job.id, TaskState.FAILED, error=redact(f"{name}: {one_line(exc)}"))
+
+
+class TaskProgress:
+    """A ProgressSink that writes a task's progress to its row, at most every `interval` seconds."""
+
+    def __init__(self, task_id: Any, interval: float = _PROGRESS_SECONDS) -> None:
+        self._tasks = Task.objects.filter(pk=task_id)
+        self._interval = interval
+        self._artifacts = 0
+        self._bytes = 0
+        self._written = time.monotonic()
+
+    def start(self, total_artifacts: int, total_bytes: int) -> None:
+        self._tasks.update(artifacts_total=total_artifacts, bytes_total=total_bytes, artifacts_done=0, bytes_done=0)
+        self._written = time.monotonic()
+
+    def advance(self, artifacts: int, bytes: int) -> None:
+        self._artifacts += artifacts
+        self._bytes += bytes
+        if time.monotonic() - self._written >= self._interval:
+            self._write()
+
+    def finish(self) -> None:
+        self._write()
+
+    def _write(self) -> None:
+        self._tasks.update(artifacts_done=self._artifacts, bytes_done=self._bytes)
+        self._written = time.monotonic()
+
+
+class _ProgressFollower:
+    """Replays a task's progress, as read from its row, into a ProgressSink (once there is any)."""
+
+    def __init__(self, sink: ProgressSink | None) -> None:
+        self._sink = sink
+        self._started = False
+        self._artifacts = 0
+        self._bytes = 0
+
+    def update(self, task: Task) -> None:
+        if self._sink is None or not (self._started or task.artifacts_total):
+            return
+        if not self._started:
+            self._sink.start(task.artifacts_total, task.bytes_total)
+            self._started = True
+        self._sink.advance(task.artifacts_done - self._artifacts, task.bytes_done - self._bytes)
+        self._artifacts, self._bytes = task.artifacts_done, task.bytes_done
+
+    def finish(self) -> None:
+        if self._sink is not None and self._started:
+            self._sink.finish()
+
+
+def _enqueue(task: Task) -> None:
+    """Put the task's job on the queue; if Redis cannot take it, the task fails saying so."""
+    queue = Queue(settings.PULP_SYNC_QUEUE, connection=redis_connection())
+    try:
+        queue.enqueue(
+            run_sync_task,
+            str(task.pk),
+            job_id=task.job_id,
+            job_timeout=JOB_TIMEOUT,
+            result_ttl=_JOB_RECORD_SECONDS,
+            failure_ttl=_JOB_RECORD_SECONDS,
+            on_failure=Callback(on_job_failure),
+        )
+    except RedisError as error:
+        where = redis_location()
+        _end(task.pk, TaskState.FAILED, error=f"the task could not be queued on Redis at {where}: {one_line(error)}")
+
+
+def _run(task_id: Any, worker: str) -> str:
+    """Run a waiting task here, from running to completed or failed; its final state."""
+    started = Task.objects.filter(pk=task_id, state=TaskState.WAITING)
+    if not started.update(state=TaskState.RUNNING, started=timezone.now(), worker=worker):
+        return Task.objects.get(pk=task_id).state  # it ended before it ran (found abandoned)
+    task = Task.objects.select_related("remote", "repository").get(pk=task_id)
+    if task.remote is None or task.repository is None:
+        _end(task_id, TaskState.FAILED, error="its remote or repository was deleted before it ran")
+        return TaskState.FAILED
+    try:
+        report = sync_repository(task.remote, task.repository, TaskProgress(task_id), _workspace_prefix(task_id))
+    except SyncError as error:
+        failed = error.report.as_dict() if error.report else None
+        _end(task_id, TaskState.FAILED, error=_message(error, task.remote), report=failed)
+        return TaskState.FAILED
+    except Exception as error:
+        _end(task_id, TaskState.FAILED, error=_message(error, task.remote))
+        raise
+    version = None if report.version is None else task.repository.versions.get(number=report.version)
+    _end(task_id, TaskState.COMPLETED, report=report.as_dict(), created_version=version)
+    return TaskState.COMPLETED
+
+
+def _end(task_id: Any, state: TaskState, **fields: Any) -> bool:
+    """Finish the task in `state` unless it has finished already; whether this call finished it."""
+    unfinished = Task.objects.filter(pk=task_id, state__in=_UNFINISHED)
+    return unfinished.update(state=state, finished=timezone.now(), **fields) == 1
+
+
+def _message(error: BaseException, remote: Remote) -> str:
+    """The error in one line for people, the remote's passwords and any URL's password hidden."""
+    text = one_line(error) if isinstance(error, SyncError) else f"{type(error).__name__}: {one_line(error)}"
+    return redact(text, (remote.password, remote.proxy_password))
+
+
+def _reap(task: Task, connection: Redis) -> bool:
+    """Fail the unfinished task if its process is gone; whether it did."""
+    cause = _why_abandoned(task, connection)
+    return cause is not None and _abandon(task.pk, cause)
+
+
+def _why_abandoned(task: Task, connection: Redis) -> str | None:
+    """Why the unfinished task cannot finish any more (its process is gone), or None while it may."""
+    if not task.job_id:
+        gone = task.state == TaskState.RUNNING and _alive(task.worker) is False
+        return f"the process running it ({task.worker}) is gone" if gone else None
+    try:
+        job = Job.fetch(task.job_id, connection=connection)
+    except NoSuchJobError:
+        return "its RQ job is no longer in Redis"
+    status = job.get_status(refresh=False)
+    if status in _ENDED_JOB:
+        return f"its RQ job ended ({status.value}) without finishing it"
+    if status != JobStatus.STARTED:
+        return None
+    alive = _alive(job.meta.get("process", ""))
+    if alive is not None:
+        return None if alive else f"its worker process ({job.meta['process']}) is gone"
+    if job.worker_name and not connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name):
+        return f"its worker {job.worker_name} stopped sending heartbeats"
+    return None
+
+
+def _abandon(task_id: Any, cause: str) -> bool:
+    """Fail the unfinished task because `cause`, and remove its workspace; whether it was unfinished."""
+    if not _end(task_id, TaskState.FAILED, error=f"{cause}; the sync was abandoned: sync again to finish it"):
+        return False
+    artifact_store().remove_workspaces(_workspace_prefix(task_id))
+    log.warning("Task %s failed: %s", task_id, cause)
+    return True
+
+
+def _workspace_prefix(task_id: Any) -> str:
+    """The name of a task's workspace in the store, so that it can be found when the task is abandoned."""
+    return f"task-{task_id}"
+
+
+def _this_process() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _alive(process: str) -> bool | None:
+    """Whether the process `host:pid` still exists; None when that cannot be seen from here."""
+    host, _, pid = process.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,349 @@
+"""Syncs as tasks: inline, and on real RQ workers (subprocesses) with the real Redis of 127.0.0.1.
+
+In-process tests share conftest's sqlite database with the workers they start (same PULP_SYNC_HOME);
+the PostgreSQL and MariaDB tests run every command in a subprocess on a throwaway database. Each
+test has an RQ queue of its own, removed from Redis afterwards, so tests never take each other's jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from django.test import override_settings
+from redis import Redis
+from rq.exceptions import AbandonedJobError
+from rq.job import Job
+
+from fixtures import NetworkProfile
+from fixtures.server import serve_in_background
+from pulp_sync.models import Remote, Repository, RepositoryVersion, Task, TaskState
+from pulp_sync.store import artifact_store
+from pulp_sync.tasks import (
+    TaskProgress,
+    dispatch_sync,
+    on_job_failure,
+    reap_abandoned_tasks,
+    redis_connection,
+    wait_for,
+)
+from tests.databases import throwaway_database
+from tests.pulp_sync.conftest import write_repository
+from tests.pulp_sync.test_cli import PULP_SYNC, invoke
+from tests.pulp_sync.test_sync import assert_store_is_sound
+
+SLOW = NetworkProfile(per_connection_bps=250_000, name="slow-for-tests")
+"""About a second per 256 kB file, so a worker is surely mid-sync when it is killed."""
+FINISH_SECONDS = 60
+"""How long a test waits for a task before it gives up (a limit against hanging, not a measurement)."""
+
+
+def forget_queue(connection: Redis, queue: str) -> None:
+    """Remove from Redis what RQ kept for `queue`: its registries, jobs, results and workers."""
+    jobs = [key for key in records(connection, "rq:job:*") if connection.hget(key, "origin") == queue.encode()]
+    workers = [key for key in records(connection, "rq:worker:*") if connection.hget(key, "queues") == queue.encode()]
+    names = [queue.encode(), *(key.split(b":")[2] for key in jobs + workers)]
+    keys = {key for name in names for key in connection.scan_iter(b"*" + name + b"*")}
+    connection.srem("rq:queues", f"rq:queue:{queue}")
+    if workers:
+        connection.srem("rq:workers", *workers)
+    if keys:
+        connection.delete(*keys)
+
+
+def records(connection: Redis, pattern: str) -> list[bytes]:
+    """The keys of RQ's records (`rq:<kind>:<id>` hashes) that match `pattern`."""
+    keys = connection.scan_iter(pattern)
+    return [key for key in keys if key.count(b":") == 2 and connection.type(key) == b"hash"]
+
+
+@dataclass
+class Workers:
+    """`pulp-sync worker` subprocesses on one queue, with their logs; all stopped at the end."""
+
+    queue: str
+    env: dict[str, str]
+    logs: Path
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def start(self, worker_class: str, *options: str) -> subprocess.Popen[bytes]:
+        log = (self.logs / f"worker-{len(self.processes)}.log").open("wb")
+        command = [str(PULP_SYNC), "worker", "--worker-class", worker_class, "--queue", self.queue, *options]
+        process = subprocess.Popen(command, env=self.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+        self.processes.append(process)
+        return process
+
+    def output(self) -> str:
+        return "\n".join(log.read_text(errors="replace") for log in sorted(self.logs.glob("worker-*.log")))
+
+    def stop(self) -> None:
+        """SIGTERM (RQ's warm shutdown) to every worker at once, then wait; SIGKILL any that hangs."""
+        running = [process for process in self.processes if process.poll() is None]
+        for process in running:
+            process.terminate()
+        for process in running:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def redis() -> Redis:
+    return redis_connection()
+
+
+@pytest.fixture
+def queue(redis: Redis) -> Iterator[str]:
+    """A queue of this test's own, the one dispatch_sync uses here; removed from Redis afterwards."""
+    name = f"pulp-sync-test-{uuid.uuid4().hex[:12]}"
+    try:
+        with override_settings(PULP_SYNC_QUEUE=name):
+            yield name
+    finally:
+        forget_queue(redis, name)
+
+
+@pytest.fixture
+def workers(queue: str, tmp_path: Path) -> Iterator[Workers]:
+    """Workers on this test's queue and database (conftest's PULP_SYNC_HOME, in the environment)."""
+    started = Workers(queue, dict(os.environ), tmp_path)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="module")
+def big_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """big/: eight files of 256 kB, slow to download from `slow_server`."""
+    root = tmp_path_factory.mktemp("big-tree")
+    write_repository(root / "big", {f"big-{n}.bin": os.urandom(256_000) for n in range(8)})
+    return root
+
+
+@pytest.fixture(scope="module")
+def slow_server(big_tree: Path) -> Iterator[str]:
+    with serve_in_background(big_tree, SLOW) as running:
+        yield running.url
+
+
+@pytest.fixture(scope="module")
+def fast_server(big_tree: Path) -> Iterator[str]:
+    with serve_in_background(big_tree) as running:
+        yield running.url
+
+
+def sync_source(url: str, name: str = "repo", concurrency: int = 4) -> tuple[Repository, Remote]:
+    remote = Remote.objects.create(name=name, url=url, downloader="futures", download_concurrency=concurrency)
+    return Repository.objects.create(name=name), remote
+
+
+def finished(task: Task, workers: Workers) -> Task:
+    """The task once it has finished; the workers' logs if it does not."""
+    try:
+        return wait_for(task, timeout=FINISH_SECONDS)
+    except TimeoutError as error:
+        raise AssertionError(f"{error}; worker output:\n{workers.output()}") from error
+
+
+def test_inline_dispatch_runs_the_sync_and_records_it(db: Path, server: str) -> None:
+    repository, remote = sync_source(server + "good/PULP_MANIFEST")
+    task = dispatch_sync(repository, remote)
+
+    assert (task.state, task.name, task.job_id, task.error) == (TaskState.COMPLETED, "sync", "", "")
+    assert task.worker == f"{socket.gethostname()}:{os.getpid()}"
+    assert task.created <= task.started <= task.finished  # type: ignore[operator]
+    assert (task.artifacts_done, task.artifacts_total) == (11, 11)
+    assert task.bytes_done == task.bytes_total == task.report["bytes_downloaded"] > 0  # type: ignore[index]
+    latest = repository.latest_version()
+    assert latest is not None and latest.number == 1 and task.created_version == latest
+    assert (task.report["version"], task.report["downloader"]) == (1, "futures")  # type: ignore[index]
+
+
+def test_unknown_tasking_is_refused(db: Path, server: str) -> None:
+    with pytest.raises(ValueError, match="tasking must be one of inline, rq, not 'celery'"):
+        dispatch_sync(*sync_source(server + "good/PULP_MANIFEST"), tasking="celery")
+    assert not Task.objects.exists()
+
+
+@pytest.mark.parametrize("worker_class", ["fork", "simple"])
+def test_sync_on_an_rq_worker(db: Path, server: str, workers: Workers, worker_class: str) -> None:
+    """`sync --tasking rq` waits for the worker and reports as inline does; a failed sync fails its task."""
+    workers.start(worker_class)
+    good = invoke("sync", server + "good/PULP_MANIFEST", "--tasking", "rq", "--json", "--downloader", "futures")
+    missing = invoke("sync", server + "missing/PULP_MANIFEST", "--tasking", "rq")
+
+    assert good.exit_code == 0, good.stderr + workers.output()
+    assert (json.loads(good.stdout)["version"], json.loads(good.stdout)["downloader"]) == (1, "futures")
+    task = Task.objects.get(repository__name="good")
+    assert (task.state, task.error, task.job_id) == (TaskState.COMPLETED, "", str(task.pk))
+    assert task.worker.startswith(f"{socket.gethostname()}.{workers.processes[0].pid}.")
+    assert task.created <= task.started <= task.finished  # type: ignore[operator]
+    assert (task.artifacts_done, task.artifacts_total, task.report["artifacts_downloaded"]) == (11, 11, 11)
+    assert task.bytes_done == task.bytes_total == task.report["bytes_downloaded"] > 0
+    assert task.created_version is not None and task.created_version.number == 1
+
+    assert missing.exit_code == 1 and missing.stdout == ""
+    assert missing.stderr.startswith("Error: could not download gone.iso after 1 attempt(s): HTTP 404 Not Found")
+    failed = Task.objects.get(repository__name="missing")
+    assert (failed.state, f"Error: {failed.error}\n") == (TaskState.FAILED, missing.stderr)
+    assert failed.report is not None and (failed.report["failures"], failed.report["version"]) == (1, None)
+    assert failed.created_version is None and not RepositoryVersion.objects.filter(repository__name="missing")
+    assert_store_is_sound()
+
+
+def test_task_errors_hide_passwords(db: Path, server: str) -> None:
+    host = server.removeprefix("http://")
+    remote = Remote.objects.create(name="secret", url=f"http://user:url-secret@{host}nowhere/PULP_MANIFEST")
+    remote.username, remote.password = "user", "field-secret"
+    remote.save()
+    task = dispatch_sync(Repository.objects.create(name="secret"), remote)
+
+    assert task.state == TaskState.FAILED and "user:***@" in task.error, task.error
+    assert "url-secret" not in task.error and "field-secret" not in task.error
+
+
+def test_unreachable_redis_fails_the_task_saying_so(db: Path, server: str) -> None:
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    with override_settings(REDIS_URL=f"redis://:redis-secret@127.0.0.1:{port}/0"):
+        task = dispatch_sync(*sync_source(server + "good/PULP_MANIFEST"), tasking="rq")
+    assert task.state == TaskState.FAILED
+    assert task.error.startswith(f"the task could not be queued on Redis at redis://:***@127.0.0.1:{port}/0: Error ")
+    assert "Connection refused" in task.error and "redis-secret" not in task.error
+
+
+def test_progress_is_written_at_most_once_an_interval(db: Path) -> None:
+    task = Task.objects.create(name="sync")
+    progress = TaskProgress(task.pk, interval=3600)
+    progress.start(3, 300)
+    for _ in range(3):
+        progress.advance(1, 100)
+    task.refresh_from_db()
+    assert (task.artifacts_total, task.bytes_total, task.artifacts_done, task.bytes_done) == (3, 300, 0, 0)
+    progress.finish()
+    task.refresh_from_db()
+    assert (task.artifacts_done, task.bytes_done) == (3, 300)
+
+
+def test_wait_for_gives_up_after_its_timeout(db: Path, server: str, queue: str) -> None:
+    task = dispatch_sync(*sync_source(server + "good/PULP_MANIFEST"), tasking="rq")
+    with pytest.raises(TimeoutError, match=f"task {task.pk} is still waiting after 0.3 s"):
+        wait_for(task, timeout=0.3)
+
+
+def test_a_task_whose_job_left_redis_is_failed(db: Path, server: str, queue: str, redis: Redis) -> None:
+    task = dispatch_sync(*sync_source(server + "good/PULP_MANIFEST"), tasking="rq")
+    Job.fetch(task.job_id, connection=redis).delete()
+
+    assert reap_abandoned_tasks() == [str(task.pk)]
+    task.refresh_from_db()
+    assert task.state == TaskState.FAILED
+    assert task.error == "its RQ job is no longer in Redis; the sync was abandoned: sync again to finish it"
+    assert reap_abandoned_tasks() == []
+
+
+def test_a_job_rq_calls_abandoned_fails_unless_its_process_lives_here(
+    db: Path, server: str, queue: str, redis: Redis
+) -> None:
+    """RQ's StartedJobRegistry cleanup calls the failure callback when a job's heartbeat lapsed."""
+    task = dispatch_sync(*sync_source(server + "good/PULP_MANIFEST"), tasking="rq")
+    job = Job.fetch(task.job_id, connection=redis)
+    job.meta["process"] = f"{socket.gethostname()}:{os.getpid()}"
+    on_job_failure(job, redis, AbandonedJobError, AbandonedJobError(), None)
+    task.refresh_from_db()
+    assert task.state == TaskState.WAITING, "a live process on this host finishes its task"
+
+    job.meta["process"] = "another-host:1234"
+    on_job_failure(job, redis, AbandonedJobError, AbandonedJobError(), None)
+    task.refresh_from_db()
+    assert task.state == TaskState.FAILED
+    assert task.error == "its worker stopped sending heartbeats; the sync was abandoned: sync again to finish it"
+
+
+@pytest.mark.parametrize("worker_class", ["fork", "simple"])
+def test_a_worker_killed_mid_sync(
+    db: Path, slow_server: str, fast_server: str, workers: Workers, redis: Redis, worker_class: str
+) -> None:
+    """SIGKILL the process running a sync: its task fails, no partial file stays, the next sync completes.
+
+    The forking worker notices its work horse's death itself; a SimpleWorker's death is noticed by
+    `pulp-sync tasks` (and by workers when they start), and a second worker runs the next sync.
+    """
+    repository, remote = sync_source(slow_server + "big/PULP_MANIFEST", concurrency=2)
+    for _ in range(1 if worker_class == "fork" else 2):
+        workers.start(worker_class)
+    task = dispatch_sync(repository, remote, tasking="rq")
+    store = artifact_store()
+    while not (task.artifacts_done and list(store.temp_dir.glob(f"task-{task.pk}-*/*"))):
+        assert not task.is_finished and all(worker.poll() is None for worker in workers.processes), workers.output()
+        time.sleep(0.05)
+        task.refresh_from_db()
+    process = Job.fetch(task.job_id, connection=redis).meta["process"]
+    os.kill(int(process.rpartition(":")[2]), signal.SIGKILL)
+
+    if worker_class == "fork":
+        task = finished(task, workers)
+        cause = "the work horse running it (pid "
+        assert ") was killed by SIGKILL; the sync was abandoned: sync again to finish it" in task.error
+    else:
+        killed = next(worker for worker in workers.processes if process.endswith(f":{worker.pid}"))
+        killed.wait(timeout=FINISH_SECONDS)
+        listed = invoke("tasks", "--json")
+        assert [(each["id"], each["state"]) for each in json.loads(listed.stdout)] == [(str(task.pk), "failed")]
+        task.refresh_from_db()
+        cause = f"its worker process ({process}) is gone"
+    assert task.state == TaskState.FAILED and task.error.startswith(cause), task.error
+    assert task.created_version is None and not RepositoryVersion.objects.exists()
+    assert list(store.temp_dir.iterdir()) == [], "the killed sync's partial downloads are removed"
+
+    remote.url = fast_server + "big/PULP_MANIFEST"
+    remote.save()
+    again = finished(dispatch_sync(repository, remote, tasking="rq"), workers)
+    assert again.state == TaskState.COMPLETED, again.error
+    assert again.created_version is not None and again.created_version.number == 1
+    assert again.report["artifacts_skipped"] + again.report["artifacts_downloaded"] == 8
+    assert_store_is_sound()
+
+
+def pulp_sync_json(env: dict[str, str], *args: str) -> Any:
+    """Run `pulp-sync ARGS --json` in a subprocess and parse what it prints."""
+    result = subprocess.run([str(PULP_SYNC), *args, "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize(("engine", "worker_class"), [("postgresql", "simple"), ("mysql", "fork")])
+def test_sync_through_rq_on_server_databases(
+    engine: str, worker_class: str, server: str, tmp_path: Path, redis: Redis
+) -> None:
+    """As an operator would, on PostgreSQL and MariaDB (sqlite: the tests above): `sync --no-wait`,
+    `worker --burst`, then `tasks`, each in a subprocess."""
+    queue = f"pulp-sync-test-{uuid.uuid4().hex[:12]}"
+    with throwaway_database(engine, tmp_path) as url:
+        env = {**os.environ, "DATABASE_URL": url, "PULP_SYNC_HOME": str(tmp_path / "home"), "PULP_SYNC_QUEUE": queue}
+        try:
+            queued = pulp_sync_json(env, "sync", server + "good/PULP_MANIFEST", "--tasking", "rq", "--no-wait")
+            worker = [str(PULP_SYNC), "worker", "--burst", "--worker-class", worker_class]
+            burst = subprocess.run(worker, env=env, capture_output=True, text=True, timeout=120)
+            listed = pulp_sync_json(env, "tasks")
+        finally:
+            forget_queue(redis, queue)
+    assert (queued["state"], queued["repository"], queued["job_id"]) == ("waiting", "good", queued["id"])
+    assert burst.returncode == 0, burst.stderr
+    assert [(task["id"], task["state"], task["error"]) for task in listed] == [(queued["id"], "completed", "")]
+    report = listed[0]["report"]
+    assert (report["version"], report["artifacts_downloaded"], listed[0]["created_version"]) == (1, 11, 1)
+    assert (listed[0]["artifacts_done"], listed[0]["bytes_done"]) == (11, report["bytes_downloaded"])
