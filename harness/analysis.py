@@ -127,7 +127,7 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
         time=describe(times) if times else None,
         throughput=describe(rates) if rates else None,
         failed=failed,
-        cpu_seconds=mean_or_none([r.user_seconds + r.system_seconds for r in counted]),
+        cpu_seconds=mean_or_none([r.cpu_seconds for r in counted]),
         peak_rss_mb=mean_or_none([r.peak_rss_mb for r in counted]),
         latency_p50=mean_or_none([r.latency_p50 for r in counted]),
         latency_p90=mean_or_none([r.latency_p90 for r in counted]),

@@ -12,6 +12,7 @@ from typing import Sequence
 from harness import defaults
 from harness.child import ChildRun, run_child
 from harness.databases import database_url
+from harness.workers import QUEUE
 from harness.errors import HarnessError
 from harness.spec import Variant
 
@@ -26,7 +27,8 @@ class ResetFailed(HarnessError, RuntimeError):
 
 
 def child_env(variant: Variant, state_dir: Path) -> dict[str, str]:
-    """The environment of `variant`'s children: its own PULP_SYNC_HOME, its database, its extra vars.
+    """The environment of `variant`'s children: its own PULP_SYNC_HOME, its database, the harness's
+    own RQ queue, its extra vars.
 
     DATABASE_URL comes from the variant's `db` (see harness.databases); without one, an inherited
     DATABASE_URL is dropped so that the default (sqlite in the state folder) is what runs, never the
@@ -38,6 +40,8 @@ def child_env(variant: Variant, state_dir: Path) -> dict[str, str]:
     url = database_url(variant.db)
     if url:
         env["DATABASE_URL"] = url
+    if variant.tasking == "rq":
+        env["PULP_SYNC_QUEUE"] = QUEUE
     env.update(variant.env)
     return env
 
@@ -56,7 +60,7 @@ def reset(env: dict[str, str], command: Sequence[str] = defaults.PULP_SYNC_COMMA
 
 def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
          command: Sequence[str] = defaults.PULP_SYNC_COMMAND) -> ChildRun:
-    """`pulp-sync sync URL --json` with the variant's downloader and concurrency, to its end."""
+    """`pulp-sync sync URL --json` with the variant's downloader, concurrency and tasking, to its end."""
     arguments = [
         *command,
         "sync",
@@ -67,6 +71,7 @@ def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
         variant.downloader,
         "--concurrency",
         str(variant.download_concurrency),
+        *(["--tasking", "rq"] if variant.tasking == "rq" else []),
         *variant.sync_args,
         "--json",
     ]

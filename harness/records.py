@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from harness.child import ChildRun
 from harness.schedule import PlannedRun, RunKey
+from harness.workers import WorkerUsage
 
 __all__ = ["RunRecord", "RUN_FIELDS", "record_run", "record_command_run", "record_from_dict"]
 
@@ -35,8 +36,10 @@ _REPORT_FIELDS = (
 @dataclass(frozen=True)
 class RunRecord:
     """One reset + sync. `sync_seconds` is the sync alone, as the sync timed itself (the seed's
-    runtime); `wall_seconds` is the whole child process, interpreter start included; rusage
-    figures are the sync child's own. `reset_seconds` and `restart_seconds` are harness overhead.
+    runtime), or for an RQ task the time from queueing to its end (`queue_seconds` of it before
+    the task started); `wall_seconds` is the whole child process, interpreter start included;
+    rusage figures are the sync child's own, and `worker_*` those of an RQ run's workers.
+    `reset_seconds` and `restart_seconds` are harness overhead.
     """
 
     manifest: str
@@ -57,6 +60,10 @@ class RunRecord:
     involuntary_switches: int
     reset_seconds: float
     restart_seconds: float | None = None
+    worker_user_seconds: float | None = None
+    worker_system_seconds: float | None = None
+    worker_peak_rss_mb: float | None = None
+    queue_seconds: float | None = None
     bytes_downloaded: int | None = None
     artifacts_downloaded: int | None = None
     artifacts_skipped: int | None = None
@@ -69,6 +76,11 @@ class RunRecord:
     latency_p99: float | None = None
     downloader: str | None = None
     concurrency: int | None = None
+
+    @property
+    def cpu_seconds(self) -> float:
+        """CPU of the run's processes: the sync child's and, for an RQ run, its workers'."""
+        return self.user_seconds + self.system_seconds + (self.worker_user_seconds or 0) + (self.worker_system_seconds or 0)
 
     @property
     def key(self) -> RunKey:
@@ -90,11 +102,26 @@ RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunRecord))
 
 
 def record_run(planned: PlannedRun, started_at: str, sync: ChildRun, reset_seconds: float,
-               restart_seconds: float | None = None, timeout: float | None = None) -> RunRecord:
-    """Turn the sync child's output and rusage into a record; any failure becomes its `error`."""
+               restart_seconds: float | None = None, timeout: float | None = None,
+               workers: WorkerUsage | None = None) -> RunRecord:
+    """Turn the sync child's output and rusage into a record; any failure becomes its `error`.
+
+    With `workers` (an RQ run) the time is the task's, from queueing to its end, as a client waits.
+    """
     report, parse_error = _report_from(sync.stdout)
     error = _error_of(sync, parse_error, timeout)
-    return _record(planned, started_at, sync, report, error, reset_seconds, restart_seconds)
+    if workers is not None:
+        report = {**report, "seconds": report.get("task_seconds")}
+    record = _record(planned, started_at, sync, report, error, reset_seconds, restart_seconds)
+    if workers is None:
+        return record
+    return dataclasses.replace(
+        record,
+        worker_user_seconds=workers.user_seconds,
+        worker_system_seconds=workers.system_seconds,
+        worker_peak_rss_mb=workers.peak_rss_mb,
+        queue_seconds=_float(report.get("queue_seconds")),
+    )
 
 
 def record_command_run(planned: PlannedRun, started_at: str, child: ChildRun, reset_seconds: float,

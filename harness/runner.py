@@ -27,6 +27,7 @@ from harness.commands import check_output, program_of, run_command
 from harness.records import RunRecord, record_command_run, record_run
 from harness.results import Results, now_iso
 from harness.schedule import PlannedRun, plan
+from harness.workers import running_workers
 from harness.site import FixtureSite, check_site, manifest_facts, prepare_tree
 from harness.spec import Experiment, SpecError, Variant
 
@@ -127,6 +128,10 @@ def _make_run(run: PlannedRun, experiment: Experiment, site: FixtureSite, option
     if variant.is_command:
         return _make_command_run(run, variant, url, experiment, site, options, env, started_at,
                                  reset.wall_seconds, restart_seconds)
+    if variant.tasking == "rq":
+        with running_workers(variant.workers, variant.worker or "fork", env, options.command) as workers:
+            child = pulpcli.sync(url, variant, env, experiment.timeout, options.command)
+        return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout, workers.usage)
     child = pulpcli.sync(url, variant, env, experiment.timeout, options.command)
     return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout)
 

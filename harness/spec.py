@@ -34,7 +34,8 @@ __all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_d
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SERVERS = ("builtin", "nginx")
 KINDS = ("pulp-sync", "command")
-TASKING = ("inline",)
+TASKING = ("inline", "rq")
+WORKERS = ("fork", "simple")
 
 
 class SpecError(HarnessError, ValueError):
@@ -48,8 +49,9 @@ class Variant:
     `profile` overrides the experiment's network profile for this variant alone (it then gets its
     own fixture server); `kind = "command"` makes it an external program run from the `command`
     template (harness.commands) instead of a pulp-sync sync with `downloader`; `db` is "sqlite", "postgresql", "mysql" (harness.databases) or a
-    DATABASE_URL (None: sqlite under the state folder); `tasking`
-    and `worker` leave room for the service modes (only "inline" exists today).
+    DATABASE_URL (None: sqlite under the state folder); `tasking = "rq"` queues the sync for
+    `workers` fresh RQ workers of class `worker` ("fork" or "simple"; harness.workers), and its time
+    is then the task's, from queueing to the end.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Variant:
     db: str | None = None
     tasking: str = "inline"
     worker: str | None = None
+    workers: int = 1
     sync_args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     kind: str = "pulp-sync"
@@ -205,11 +208,12 @@ def _check_variant(variant: Variant) -> None:
         variant.db is None or variant.db in ALIASES or "://" in variant.db,
         f"{label}: db {variant.db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL",
     )
-    _check(
-        variant.tasking in TASKING,
-        f"{label}: tasking {variant.tasking!r} is not supported by the harness yet; use one of {', '.join(TASKING)}",
-    )
-    _check(variant.worker is None, f"{label}: worker needs a tasking mode with workers; none is supported yet")
+    _check(variant.tasking in TASKING, f"{label}: tasking {variant.tasking!r} is not one of {', '.join(TASKING)}")
+    if variant.tasking == "rq":
+        _check(variant.worker in (None, *WORKERS), f"{label}: worker {variant.worker!r} is not one of {', '.join(WORKERS)}")
+        _check(variant.workers >= 1, f"{label}: workers must be 1 or more")
+    else:
+        _check(variant.worker is None and variant.workers == 1, f"{label}: worker and workers need tasking = \"rq\"")
 
 
 def _check_command(variant: Variant, label: str) -> None:

@@ -300,13 +300,25 @@ def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool
         click.echo(json.dumps(_task_dict(task)) if as_json else f"Queued task {task.pk}; `pulp-sync tasks` shows it")
         return
     report = SyncReport(**task.report) if task.report else None
-    _print_outcome(report, (task.error or "failed") if task.state == TaskState.FAILED else None, as_json)
+    error = (task.error or "failed") if task.state == TaskState.FAILED else None
+    _print_outcome(report, error, as_json, _task_timing(task))
 
 
-def _print_outcome(report: SyncReport | None, error: str | None, as_json: bool) -> None:
-    """A sync's outcome: the report (one summary line, or JSON); on error the JSON report if any, then `Error:`."""
+def _task_timing(task: Task) -> dict[str, float | None]:
+    """Seconds from queueing to the end (what a client waits) and to the start (queue and worker start-up)."""
+    def since_created(moment: Any) -> float | None:
+        return None if moment is None else (moment - task.created).total_seconds()
+
+    return {"task_seconds": since_created(task.finished), "queue_seconds": since_created(task.started)}
+
+
+def _print_outcome(
+    report: SyncReport | None, error: str | None, as_json: bool, timing: dict[str, float | None] | None = None
+) -> None:
+    """A sync's outcome: the report (one summary line, or JSON, with a task's `timing`); on error the JSON
+    report if any, then `Error:`."""
     if as_json and report is not None:
-        click.echo(json.dumps(report.as_dict()))
+        click.echo(json.dumps({**report.as_dict(), **(timing or {})}))
     elif error is None and report is not None:
         click.echo(report.summary())
     if error is not None:

@@ -1,0 +1,147 @@
+"""The RQ workers of a `tasking = "rq"` variant: started fresh for every run, stopped after it.
+
+Each run gets `workers` new `pulp-sync worker` processes (RQ's forking Worker or its SimpleWorker,
+as the variant's `worker` says) on a queue of the harness's own, after the reset and before the
+sync is queued, so no run inherits a warm worker from the one before. The run waits until every
+worker has registered with Redis, so start-up is not timed as part of the sync. After the run the
+workers get SIGTERM (RQ's warm shutdown) and are reaped with `os.wait4`, whose rusage covers each
+worker and the work horses it forked: the CPU and memory of the whole service side of the run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import IO, Any, Mapping, Sequence
+
+from harness import defaults
+from harness.errors import HarnessError
+
+__all__ = ["WorkersFailed", "WorkerUsage", "QUEUE", "running_workers"]
+
+QUEUE = "pulp-sync-bench"
+"""The queue benchmarked tasks go through: never an operator's own (`pulp-sync`)."""
+_REDIS_URL = "redis://127.0.0.1:6379/0"
+_START_SECONDS = 30.0
+_STOP_SECONDS = 30.0
+
+
+class WorkersFailed(HarnessError, RuntimeError):
+    """The workers did not start (or Redis is not there); the message has what they printed."""
+
+
+@dataclass(frozen=True)
+class WorkerUsage:
+    """What the workers of one run used, summed over workers (and their work horses)."""
+
+    user_seconds: float
+    system_seconds: float
+    peak_rss_mb: float
+    voluntary_switches: int
+    involuntary_switches: int
+
+
+class running_workers:  # noqa: N801 - a context manager named for how it reads: `with running_workers(...)`
+    """`count` workers of `worker_class` on QUEUE for the duration of a `with` block; `usage` after it.
+
+    `env` is the run's (harness.pulpcli.child_env), which names QUEUE for the sync child too."""
+
+    def __init__(self, count: int, worker_class: str, env: Mapping[str, str],
+                 command: Sequence[str] = defaults.PULP_SYNC_COMMAND) -> None:
+        self.count = count
+        self.arguments = [*command, "worker", "--worker-class", worker_class, "--queue", QUEUE]
+        self.env = dict(env)
+        self.usage: WorkerUsage | None = None
+        self._processes: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
+
+    def __enter__(self) -> running_workers:
+        self._empty_queue()
+        try:
+            for _ in range(self.count):
+                log = tempfile.TemporaryFile()
+                process = subprocess.Popen(self.arguments, env=self.env, stdin=subprocess.DEVNULL,
+                                           stdout=log, stderr=subprocess.STDOUT)
+                self._processes.append((process, log))
+            self._wait_until_registered()
+        except BaseException:
+            self._stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.usage = self._stop()
+
+    def _queue(self) -> Any:
+        from redis import Redis
+        from redis.exceptions import RedisError
+        from rq import Queue
+
+        url = self.env.get("REDIS_URL", _REDIS_URL)
+        try:
+            redis = Redis.from_url(url, socket_connect_timeout=5)
+            redis.ping()
+        except RedisError as error:
+            raise WorkersFailed(f"Redis at {url}: {error}; is REDIS_URL right, and Redis up?") from error
+        return Queue(QUEUE, connection=redis)
+
+    def _empty_queue(self) -> None:
+        """Drop jobs a failed run left behind: their tasks went with the reset."""
+        self._queue().empty()
+
+    def _wait_until_registered(self) -> None:
+        """Until Redis lists `count` workers on QUEUE; a worker that exits first is an error with its output."""
+        from rq import Worker
+
+        queue = self._queue()
+        deadline = time.monotonic() + _START_SECONDS
+        while time.monotonic() < deadline:
+            for process, log in self._processes:
+                if process.poll() is not None:
+                    raise WorkersFailed(f"a `pulp-sync worker` exited with status {process.returncode}: {_tail(log)}")
+            if Worker.count(queue=queue) >= self.count:
+                return
+            time.sleep(0.02)
+        raise WorkersFailed(f"{self.count} workers did not register with Redis within {_START_SECONDS:g} s")
+
+    def _stop(self) -> WorkerUsage:
+        """SIGTERM every worker, reap each with wait4 (SIGKILL past the deadline), sum their rusage."""
+        for process, _ in self._processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + _STOP_SECONDS
+        usages = [_reap(process, deadline) for process, _ in self._processes]
+        for _, log in self._processes:
+            log.close()
+        self._processes.clear()
+        return WorkerUsage(
+            user_seconds=sum(u.ru_utime for u in usages if u),
+            system_seconds=sum(u.ru_stime for u in usages if u),
+            peak_rss_mb=max((u.ru_maxrss / 1024 for u in usages if u), default=0.0),
+            voluntary_switches=sum(u.ru_nvcsw for u in usages if u),
+            involuntary_switches=sum(u.ru_nivcsw for u in usages if u),
+        )
+
+
+def _reap(process: subprocess.Popen[bytes], deadline: float) -> os.struct_rusage | None:
+    """The rusage of a worker once it exited; None when Popen reaped it already (it died early)."""
+    while True:
+        try:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if pid:
+            process.returncode = os.waitstatus_to_exitcode(status)
+            return usage
+        if time.monotonic() > deadline:
+            process.kill()
+        time.sleep(0.01)
+
+
+def _tail(log: IO[bytes]) -> str:
+    log.seek(0)
+    lines = log.read().decode(errors="replace").strip().splitlines()
+    return " | ".join(lines[-5:]) or "no output"
