@@ -43,13 +43,13 @@ def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str =
     """Throughput against concurrency per downloader, CI as a band, the recommendation circled."""
     figure = Figure(figsize=(8, 4.5), layout="constrained")
     axes = figure.add_subplot()
-    for name, concurrency, means, lows, highs, recommended in lines:
-        (line,) = axes.plot(concurrency, means, marker="o", label=name)
+    for downloader, concurrency, means, lows, highs, recommended in lines:
+        (line,) = axes.plot(concurrency, means, marker="o", label=downloader)
         axes.fill_between(concurrency, lows, highs, alpha=0.2, color=line.get_color())
         if recommended is not None:
             y = means[list(concurrency).index(recommended)]
             axes.scatter([recommended], [y], s=220, facecolors="none", edgecolors=line.get_color(), linewidths=2,
-                         label=f"{name}: recommended {recommended}")
+                         label=f"{downloader}: recommended {recommended}")
     axes.set_xscale("log", base=2)
     ticks = sorted({c for line in lines for c in line[1]})
     axes.set_xticks(ticks, [str(c) for c in ticks])
@@ -75,7 +75,7 @@ def _bars(
     spec = results.experiment
     names = [variant.name for variant in spec.variants]
     width = 0.8 / len(names)
-    figure = Figure(figsize=(max(6.0, 1.6 * len(spec.manifests) + 2), 4.5), layout="constrained")
+    figure = Figure(figsize=(max(6.0, (0.8 + 0.25 * len(names)) * len(spec.manifests) + 2), 4.5), layout="constrained")
     axes = figure.add_subplot()
     jitter = np.random.default_rng(0)
     for index, name in enumerate(names):
@@ -93,7 +93,7 @@ def _bars(
     axes.set_ylabel(label)
     axes.set_title(f"{spec.name}: {label} per manifest ({shown}; dots: every counted run)")
     axes.grid(True, axis="y", alpha=0.3)
-    axes.legend()
+    axes.legend(fontsize="small", ncols=1 + len(names) // 8)
     return figure
 
 
@@ -130,7 +130,7 @@ def _timeline(results: Results) -> Figure:
     axes.set_title(f"{results.experiment.name}: runs in order")
     axes.grid(True, alpha=0.3)
     if results.runs:
-        axes.legend(fontsize="small")
+        axes.legend(fontsize="small", ncols=1 + len(results.experiment.variants) // 8)
     return figure
 
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 from harness.analysis import analyse
 from harness.compare import change_rows, compare_results, setup_differences
+from harness.outputs import save_run_outputs
+from harness.report import render
 from harness.results import Results
 from harness.spec import Experiment, Variant
 from harness.sweep import recommend, recommendation_sentence, sweep_experiment
@@ -63,3 +68,13 @@ def test_cells_in_one_folder_only_are_listed() -> None:
     new.experiment = Experiment(name="c", variants=old.experiment.variants, manifests=("200",), runs=1)
     verdicts = {row[0]: row[7] for row in change_rows(compare_results(old, new), 0.05)}
     assert verdicts == {"200": "only in new", "100": "only in old"}
+
+
+def test_a_sweep_folder_renders_its_sweep_plot(tmp_path: Path) -> None:
+    results = _sweep_results()
+    results.experiment = sweep_experiment(["asyncio", "futures"], list(SECONDS), ["100"], runs=3, warmup=0)
+    results.runs += [dataclasses.replace(run, variant=run.variant.replace("asyncio", "futures")) for run in results.runs]
+    save_run_outputs(tmp_path, results)
+    rendered = render(tmp_path)
+    assert "sweep" in rendered.plots and (tmp_path / "sweep.png").is_file() and (tmp_path / "sweep.svg").is_file()
+    assert not (tmp_path / "futures.png").exists(), "the plot is named for the sweep, not for a downloader"
