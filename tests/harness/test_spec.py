@@ -47,7 +47,7 @@ def test_round_trip_through_json_values() -> None:
         ({"variants": []}, r"no \[\[variants\]\]"),
         ({"variants": [{"name": "a"}]}, "name and a downloader"),
         ({"variants": [{"name": "a", "downloader": "x"}, {"name": "a", "downloader": "y"}]}, "unique"),
-        ({"variants": [{"name": "a", "downloader": "x", "tasking": "rq"}]}, "not supported"),
+        ({"variants": [{"name": "a", "downloader": "x", "tasking": "celery"}]}, "is not one of inline, rq"),
         ({"variants": [{"name": "a b", "downloader": "x"}]}, "letters"),
     ],
 )
