@@ -9,7 +9,7 @@ setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
-    packages=find_packages(include=["downloaders*", "fixtures*", "pulp_sync*", "harness*"]),
+    packages=find_packages(include=["downloaders*", "fixtures*", "conformance*", "pulp_sync*", "harness*"]),
     include_package_data=True,
     package_data={"fixtures": ["*.conf.template"], "harness": ["templates/*.html"]},
     install_requires=[
@@ -44,5 +44,6 @@ setup(
             "asyncio = downloaders.asyncio_engine:AsyncioDownloader",
             "futures = downloaders.futures_engine:FuturesDownloader",
         ],
+        "pytest11": ["pulp_sync_conformance = conformance.plugin"],
     },
 )

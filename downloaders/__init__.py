@@ -1,11 +1,21 @@
 """Downloaders: requests in, verified files out. Imports nothing from Django or pulp_sync.
 
-A plugin author can read this package alone: `types` (requests and outcomes), `settings`,
-`errors`, `base` (the `Downloader` contract and `BaseDownloader`), and the two built-in engines,
-`asyncio_engine` and `futures_engine`.
+A plugin author can read this package alone. What this module exports is the plugin-facing API,
+kept stable for plugins (docs/plugins.md):
+
+- the contract: `Downloader`, `DownloadRequest`, `DownloadResult`, `DownloadFailure`, `Outcome`,
+  `DownloaderSettings`, the error types, and the entry-point group `ENTRY_POINT_GROUP`;
+- the helpers that make a downloader behave like the built-ins, so that a comparison measures the
+  engine and nothing else: `BaseDownloader` with `Handoff` and `FetchCancelled` (a thread of its
+  own and the bounded hand-off to the consumer), `BodyWriter` (stream to a temp file, verify size
+  and sha256, never leave a partial file), `RetryPolicy` with `DownloadJob` (a request's attempts
+  so far, and the outcome to report), `RateLimiter`, `parse_retry_after`, `request_headers`,
+  `build_ssl_context` and `check_url`.
+
+Everything else (the engines' modules, `defaults`) is internal and may change.
 """
 
-from downloaders.base import BaseDownloader, Downloader, Handoff, check_url
+from downloaders.base import BaseDownloader, Downloader, FetchCancelled, Handoff, check_url
 from downloaders.errors import (
     DigestMismatch,
     DownloadConnectionError,
@@ -17,13 +27,18 @@ from downloaders.errors import (
     UnsupportedURL,
     VerificationError,
 )
+from downloaders.headers import request_headers
 from downloaders.registry import ENTRY_POINT_GROUP, UnknownDownloader, available, load
+from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.settings import DownloaderSettings
+from downloaders.streaming import BodyWriter
+from downloaders.tls import build_ssl_context
 from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult, Outcome
 
 __all__ = [
     "BaseDownloader",
     "Downloader",
+    "FetchCancelled",
     "Handoff",
     "check_url",
     "DigestMismatch",
@@ -35,11 +50,18 @@ __all__ = [
     "TLSVerificationError",
     "UnsupportedURL",
     "VerificationError",
+    "request_headers",
     "ENTRY_POINT_GROUP",
     "UnknownDownloader",
     "available",
     "load",
+    "DownloadJob",
+    "RateLimiter",
+    "RetryPolicy",
+    "parse_retry_after",
     "DownloaderSettings",
+    "BodyWriter",
+    "build_ssl_context",
     "DownloadFailure",
     "DownloadRequest",
     "DownloadResult",

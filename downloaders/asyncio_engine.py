@@ -42,9 +42,9 @@ class AsyncioDownloader(BaseDownloader):
         asyncio.run(self._main(requests, temp_dir, handoff))
 
     async def _main(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
-        loop, main = asyncio.get_running_loop(), asyncio.current_task()
+        main = asyncio.current_task()
         assert main is not None
-        handoff.on_cancel(lambda: _cancel_soon(loop, main))
+        handoff.cancel_on_close(main)
         policy, limiter = RetryPolicy(self.settings), RateLimiter(self.settings.rate_limit)
         slots = asyncio.Semaphore(self.settings.download_concurrency)
         window = 2 * self.settings.download_concurrency
@@ -136,13 +136,6 @@ class AsyncioDownloader(BaseDownloader):
         if settings.proxy_username:
             auth = aiohttp.BasicAuth(settings.proxy_username, settings.proxy_password or "")
         return {"proxy": settings.proxy_url, "proxy_auth": auth}
-
-
-def _cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
-    try:
-        loop.call_soon_threadsafe(task.cancel)
-    except RuntimeError:
-        pass  # the loop already ended: nothing left to cancel
 
 
 async def _emit_finished(pending: set[asyncio.Task[Outcome]], handoff: Handoff) -> None:

@@ -9,6 +9,7 @@ ahead of it.
 from __future__ import annotations
 
 import abc
+import asyncio
 import queue
 import threading
 from pathlib import Path
@@ -88,6 +89,11 @@ class Handoff:
                 return
         callback()
 
+    def cancel_on_close(self, task: asyncio.Task[None]) -> None:
+        """For an engine on an event loop: cancel its main `task` when the consumer stops early."""
+        loop = task.get_loop()
+        self.on_cancel(lambda: _cancel_soon(loop, task))
+
     def cancel(self) -> None:
         with self._lock:
             self.cancelled.set()
@@ -123,6 +129,13 @@ class Handoff:
                 return
             if isinstance(item, DownloadResult):
                 _discard(item)
+
+
+def _cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Task[None]) -> None:
+    try:
+        loop.call_soon_threadsafe(task.cancel)
+    except RuntimeError:
+        pass  # the loop already ended: nothing left to cancel
 
 
 def _discard(outcome: object) -> None:

@@ -15,7 +15,6 @@ import heapq
 import itertools
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from pathlib import Path
 from threading import Event
 from typing import Iterable, Iterator
@@ -41,23 +40,15 @@ from downloaders.errors import (
     VerificationError,
 )
 from downloaders.headers import request_headers
-from downloaders.retry import RateLimiter, RetryPolicy, parse_retry_after
+from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.settings import DownloaderSettings
 from downloaders.streaming import BodyWriter
 from downloaders.tls import build_ssl_context
-from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult
+from downloaders.types import DownloadRequest
 
 __all__ = ["FuturesDownloader"]
 
 _NO_RETRIES = urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=10, raise_on_status=False)
-
-
-@dataclass
-class _Job:
-    request: DownloadRequest
-    started: float = field(default_factory=time.monotonic)
-    attempts: int = 0
-    mismatches: int = 0
 
 
 class FuturesDownloader(BaseDownloader):
@@ -71,7 +62,7 @@ class FuturesDownloader(BaseDownloader):
         concurrency = self.settings.download_concurrency
         try:
             with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="futures-download") as executor:
-                in_flight: dict[Future[tuple[Path, str, int]], _Job] = {}
+                in_flight: dict[Future[tuple[Path, str, int]], DownloadJob] = {}
                 try:
                     self._schedule(iter(requests), temp_dir, handoff, executor, in_flight, pool, limiter)
                 finally:
@@ -85,12 +76,12 @@ class FuturesDownloader(BaseDownloader):
         temp_dir: Path,
         handoff: Handoff,
         executor: ThreadPoolExecutor,
-        in_flight: dict[Future[tuple[Path, str, int]], _Job],
+        in_flight: dict[Future[tuple[Path, str, int]], DownloadJob],
         pool: urllib3.PoolManager,
         limiter: RateLimiter,
     ) -> None:
         policy = RetryPolicy(self.settings)
-        backing_off: list[tuple[float, int, _Job]] = []
+        backing_off: list[tuple[float, int, DownloadJob]] = []
         order = itertools.count()
         concurrency = self.settings.download_concurrency
         exhausted = False
@@ -112,7 +103,7 @@ class FuturesDownloader(BaseDownloader):
                 error = future.exception()
                 if error is None:
                     path, digest, size = future.result()
-                    handoff.emit(DownloadResult(job.request, path, digest, size, job.started, time.monotonic(), job.attempts))
+                    handoff.emit(job.result(path, digest, size))
                     continue
                 if not isinstance(error, DownloadError):
                     raise error
@@ -121,7 +112,7 @@ class FuturesDownloader(BaseDownloader):
                     ready = time.monotonic() + policy.delay(error, job.attempts)
                     heapq.heappush(backing_off, (ready, next(order), job))
                 else:
-                    handoff.emit(DownloadFailure(job.request, error, job.attempts))
+                    handoff.emit(job.failure(error))
 
     def _attempt(
         self,
@@ -188,25 +179,25 @@ def _pool_manager(settings: DownloaderSettings, engine: str) -> urllib3.PoolMana
 
 
 def _next_job(
-    backing_off: list[tuple[float, int, _Job]], requests: Iterator[DownloadRequest], exhausted: bool
-) -> tuple[_Job | None, bool]:
+    backing_off: list[tuple[float, int, DownloadJob]], requests: Iterator[DownloadRequest], exhausted: bool
+) -> tuple[DownloadJob | None, bool]:
     """A retry whose backoff is over, else a new request, else None; and whether requests ran out."""
     if backing_off and backing_off[0][0] <= time.monotonic():
         return heapq.heappop(backing_off)[2], exhausted
     if exhausted:
         return None, True
     request = next(requests, None)
-    return (None, True) if request is None else (_Job(request), False)
+    return (None, True) if request is None else (DownloadJob(request), False)
 
 
-def _until_next(backing_off: list[tuple[float, int, _Job]]) -> float:
+def _until_next(backing_off: list[tuple[float, int, DownloadJob]]) -> float:
     """How long the engine thread may wait for a download before a retry is due (and cancel is checked)."""
     if not backing_off:
         return 0.2
     return max(0.0, min(0.2, backing_off[0][0] - time.monotonic()))
 
 
-def _abandon(in_flight: dict[Future[tuple[Path, str, int]], _Job]) -> None:
+def _abandon(in_flight: dict[Future[tuple[Path, str, int]], DownloadJob]) -> None:
     """Wait for attempts nobody will consume and remove the files they finished."""
     for future in in_flight:
         future.cancel()

@@ -5,14 +5,17 @@ from __future__ import annotations
 import random
 import threading
 import time
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 
 from downloaders import defaults
 from downloaders.errors import DownloadError, HttpStatusError, VerificationError
 from downloaders.settings import DownloaderSettings
+from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult
 
-__all__ = ["RetryPolicy", "RateLimiter", "parse_retry_after"]
+__all__ = ["DownloadJob", "RetryPolicy", "RateLimiter", "parse_retry_after"]
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -60,6 +63,24 @@ class RetryPolicy:
         if isinstance(error, HttpStatusError) and error.retry_after is not None:
             return max(jitter, min(self._cap, error.retry_after))
         return jitter
+
+
+@dataclass
+class DownloadJob:
+    """One request and the attempts made for it so far: what RetryPolicy needs, and what the outcome reports."""
+
+    request: DownloadRequest
+    started: float = field(default_factory=time.monotonic)
+    attempts: int = 0
+    mismatches: int = 0
+
+    def result(self, path: Path, sha256: str, size: int) -> DownloadResult:
+        """The outcome of an attempt that produced this verified file."""
+        return DownloadResult(self.request, path, sha256, size, self.started, time.monotonic(), self.attempts)
+
+    def failure(self, error: DownloadError) -> DownloadFailure:
+        """The outcome once RetryPolicy gives up after `error`."""
+        return DownloadFailure(self.request, error, self.attempts)
 
 
 class RateLimiter:

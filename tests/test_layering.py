@@ -11,10 +11,18 @@ import pytest
 FORBIDDEN = {
     "downloaders": ("django", "pulp_sync", "harness", "fixtures"),
     "fixtures": ("django", "pulp_sync", "harness", "downloaders"),
+    "conformance": ("django", "pulp_sync", "harness"),
 }
 MODULES = {
     "downloaders": ["downloaders", "downloaders.asyncio_engine", "downloaders.futures_engine"],
     "fixtures": ["fixtures", "fixtures.generate", "fixtures.server", "fixtures.faults", "fixtures.nginx", "fixtures.cli"],
+    "conformance": [
+        "conformance",
+        "conformance.plugin",
+        "conformance.checks",
+        "conformance.test_contract",
+        "conformance.__main__",
+    ],
 }
 
 

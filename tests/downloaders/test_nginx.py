@@ -7,30 +7,32 @@ from typing import Iterator
 
 import pytest
 
-from downloaders import DownloadFailure, DownloadRequest, DownloadResult, HttpStatusError
-from fixtures.nginx import serve_with_nginx
-from tests.downloaders.conftest import fetch_all, read_requests
-from tests.downloaders.test_engines import assert_verified
+from conformance.checks import Subject, check_all_failed, check_all_fetched, read_requests
+from downloaders import DownloadFailure, DownloadRequest, HttpStatusError
+from fixtures.nginx import RunningNginx, serve_with_nginx
 
 pytestmark = pytest.mark.nginx
 
 
 @pytest.fixture(scope="module")
-def nginx(tree: Path) -> Iterator[object]:
+def nginx(tree: Path) -> Iterator[RunningNginx]:
     with serve_with_nginx(tree) as running:
         yield running
 
 
 @pytest.mark.parametrize("manifest", ["PULP_MANIFEST_100", "many-small/PULP_MANIFEST"])
-def test_fetches_every_file_verified_from_nginx(engine: str, tree: Path, nginx, temp_dir: Path, manifest: str) -> None:
+def test_fetches_every_file_verified_from_nginx(
+    subject: Subject, tree: Path, nginx: RunningNginx, tmp_path: Path, manifest: str
+) -> None:
     requests = read_requests(tree, nginx.url, manifest)
-    outcomes = fetch_all(engine, requests, temp_dir, download_concurrency=16)
-    results = [o for o in outcomes if isinstance(o, DownloadResult)]
-    assert len(results) == len(requests)
-    assert_verified(results)
+    outcomes = subject.fetch_all(requests, tmp_path, download_concurrency=16)
+    check_all_fetched(subject, requests, outcomes, tmp_path, attempts=1, rule="fetch every file nginx serves")
 
 
-def test_not_found_from_nginx(engine: str, nginx, temp_dir: Path) -> None:
-    [failure] = fetch_all(engine, [DownloadRequest(nginx.url + "nope.bin", "nope.bin")], temp_dir)
+def test_not_found_from_nginx(subject: Subject, nginx: RunningNginx, tmp_path: Path) -> None:
+    requests = [DownloadRequest(nginx.url + "nope.bin", "nope.bin")]
+    outcomes = subject.fetch_all(requests, tmp_path)
+    check_all_failed(subject, requests, outcomes, tmp_path, error=HttpStatusError, attempts=1, rule="never retry a 404")
+    [failure] = outcomes
     assert isinstance(failure, DownloadFailure) and isinstance(failure.error, HttpStatusError)
-    assert failure.error.status == 404 and failure.attempts == 1
+    assert failure.error.status == 404

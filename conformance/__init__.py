@@ -1,0 +1,35 @@
+"""The downloader conformance suite: the plugin contract as pytest tests that any downloader can run.
+
+    pytest --pulp-sync-downloader NAME          # NAME: an installed downloader, or module:Class
+    python -m conformance NAME [pytest args]    # the suite alone
+
+`plugin` is the pytest plugin (pytest finds it through the `pytest11` entry point of pulp-sync),
+`test_contract` holds the tests, and `checks` the assertions they share, each of which says which
+part of the contract a downloader broke. This package imports `downloaders` and `fixtures`, never
+Django, `pulp_sync` or `harness`. The contract itself is described in docs/plugins.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+__all__ = ["OPTION", "CONTRACT", "names_contract"]
+
+OPTION = "--pulp-sync-downloader"
+"""The pytest option naming a downloader to test."""
+CONTRACT = Path(__file__).with_name("test_contract.py")
+"""The module holding the suite's tests."""
+_MODULES = frozenset({"conformance", "conformance.test_contract"})
+
+
+def names_contract(arguments: Iterable[str], directory: Path, pyargs: bool) -> bool:
+    """Whether a pytest argument names the contract module, so it is not added again: pytest would
+    merge `test_contract.py::one_test` into the whole module."""
+    for argument in arguments:
+        target = argument.split("::", 1)[0]
+        if pyargs and target in _MODULES:
+            return True
+        if (directory / target).resolve() == CONTRACT.resolve():
+            return True
+    return False

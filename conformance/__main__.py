@@ -1,0 +1,33 @@
+"""`python -m conformance NAME [pytest args]`: the conformance suite alone, against one downloader.
+
+NAME is an installed downloader (`pulp-sync downloaders` lists them) or module:Class; the other
+arguments go to pytest as they are (`-x`, `-k timeout`, `-v`, ...). The exit status is pytest's.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance import CONTRACT, OPTION, names_contract
+from downloaders.registry import available
+
+USAGE = "usage: python -m conformance NAME [pytest arguments]\n  NAME: an installed downloader ({}) or module:Class"
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0].startswith("-"):
+        print(USAGE.format(", ".join(available()) or "none installed"), file=sys.stderr)
+        return 2
+    name, rest = argv[0], argv[1:]
+    # Without pytest's plugin autoloading, the plugin must be named; with it, naming it twice is an error.
+    plugin = ["-p", "conformance.plugin"] if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD") else []
+    suite = [] if names_contract(rest, Path.cwd(), "--pyargs" in rest) else [str(CONTRACT)]
+    return int(pytest.main([*plugin, *suite, f"{OPTION}={name}", *rest]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

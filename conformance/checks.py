@@ -1,0 +1,252 @@
+"""What the suite's tests share: the downloader under test, requests for a fixture tree, and checks.
+
+Every check fails with a message of the form "downloader 'NAME' did X: it must Y", so that a
+plugin author reads which part of the contract broke without opening the test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Generator, Iterable, Sequence
+
+from downloaders import (
+    Downloader,
+    DownloaderSettings,
+    DownloadError,
+    DownloadFailure,
+    DownloadRequest,
+    DownloadResult,
+    Outcome,
+)
+from fixtures.server import RunningServer
+
+__all__ = [
+    "FAST_BACKOFF",
+    "RUN_AHEAD_FACTOR",
+    "Subject",
+    "CountingRequests",
+    "read_requests",
+    "results_of",
+    "failures_of",
+    "run_ahead_limit",
+    "wait_for_stats",
+    "check_one_outcome_per_request",
+    "check_verified",
+    "check_no_partial_files",
+    "check_all_fetched",
+    "check_all_failed",
+]
+
+FAST_BACKOFF = 0.01
+"""backoff_base of the suite's fetches: retries are checked, not waited for (Retry-After still counts)."""
+RUN_AHEAD_FACTOR = 8
+"""A downloader may start at most this many times download_concurrency requests ahead of its consumer."""
+_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The downloader under test: the name it was given on the command line, and its class."""
+
+    name: str
+    cls: type[Downloader]
+
+    def fetch(
+        self, requests: Iterable[DownloadRequest], temp_dir: Path, **settings: object
+    ) -> Generator[Outcome, None, None]:
+        """Start a fetch with a fresh downloader, fast backoff unless the test says otherwise."""
+        settings.setdefault("backoff_base", FAST_BACKOFF)
+        return self.cls(DownloaderSettings(**settings)).fetch(requests, temp_dir)  # type: ignore[arg-type]
+
+    def fetch_all(self, requests: Sequence[DownloadRequest], temp_dir: Path, **settings: object) -> list[Outcome]:
+        """Run a fetch of these requests (given as an iterator, as the sync pipeline does) to its end."""
+        return list(self.fetch(iter(requests), temp_dir, **settings))
+
+    def broke(self, what: str, rule: str) -> str:
+        """The message of a broken rule: what the downloader did, and what the contract asks."""
+        return f"downloader {self.name!r} {what}: it must {rule}"
+
+
+class CountingRequests:
+    """Requests handed out one at a time, counting how many the downloader has taken."""
+
+    def __init__(self, requests: Sequence[DownloadRequest]) -> None:
+        self.requests = list(requests)
+        self.taken = 0
+
+    def __iter__(self) -> "CountingRequests":
+        return self
+
+    def __next__(self) -> DownloadRequest:
+        if self.taken >= len(self.requests):
+            raise StopIteration
+        self.taken += 1
+        return self.requests[self.taken - 1]
+
+
+def read_requests(root: Path, base_url: str, manifest: str = "PULP_MANIFEST") -> list[DownloadRequest]:
+    """The manifest's lines as requests against `base_url`, the URL of `root` on some server.
+
+    relative_path is the path as the manifest lists it, relative to the manifest's folder.
+    """
+    folder = str(Path(manifest).parent)
+    prefix = "" if folder == "." else folder + "/"
+    requests = []
+    for line in (root / manifest).read_text().splitlines():
+        path, digest, size = line.split(",")
+        requests.append(DownloadRequest(f"{base_url}{prefix}{path}", path, digest, int(size)))
+    return requests
+
+
+def results_of(outcomes: Iterable[Outcome]) -> list[DownloadResult]:
+    return [outcome for outcome in outcomes if isinstance(outcome, DownloadResult)]
+
+
+def failures_of(outcomes: Iterable[Outcome]) -> list[DownloadFailure]:
+    return [outcome for outcome in outcomes if isinstance(outcome, DownloadFailure)]
+
+
+def run_ahead_limit(download_concurrency: int) -> int:
+    """How many requests a downloader may have taken while its consumer holds the first outcome."""
+    return RUN_AHEAD_FACTOR * download_concurrency
+
+
+def wait_for_stats(
+    server: RunningServer, ready: Callable[[dict[str, object]], bool], timeout: float = 10.0
+) -> dict[str, object]:
+    """The fixture server's stats once `ready` holds for them, or the last ones read after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    stats = server.stats()
+    while not ready(stats) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        stats = server.stats()
+    return stats
+
+
+def check_one_outcome_per_request(
+    subject: Subject, requests: Sequence[DownloadRequest], outcomes: Sequence[object]
+) -> None:
+    """Exactly one DownloadResult or DownloadFailure per request, carrying that very request."""
+    strays = [outcome for outcome in outcomes if not isinstance(outcome, (DownloadResult, DownloadFailure))]
+    assert not strays, subject.broke(
+        f"yielded {type(strays[0]).__name__} {strays[0]!r}", "yield only DownloadResult and DownloadFailure objects"
+    )
+    got = Counter(outcome.request for outcome in outcomes)  # type: ignore[attr-defined]
+    wanted = Counter(requests)
+    missing, extra = wanted - got, got - wanted
+    assert not missing and not extra, subject.broke(
+        f"yielded {len(outcomes)} outcome(s) for {len(requests)} request(s)"
+        f" (missing: {_paths(missing)}; unasked or repeated: {_paths(extra)})",
+        "yield exactly one outcome per request, carrying the request it answers",
+    )
+
+
+def check_verified(subject: Subject, results: Iterable[DownloadResult], temp_dir: Path) -> None:
+    """Each result is a complete file in temp_dir whose bytes are the ones requested, and says so."""
+    for result in results:
+        request, path = result.request, Path(result.path)
+        assert path.parent.resolve() == temp_dir.resolve(), subject.broke(
+            f"handed over {path}, which is not in the temp_dir it was given ({temp_dir})",
+            "write every file into temp_dir: the store adopts it from there by rename",
+        )
+        assert path.is_file(), subject.broke(
+            f"handed over {path}, which does not exist", "hand over complete files, which the caller then owns"
+        )
+        body = path.read_bytes()
+        digest = hashlib.sha256(body).hexdigest()
+        if request.sha256 is not None:
+            assert digest == request.sha256.lower(), subject.broke(
+                "returned a result whose bytes do not match the requested sha256",
+                f"verify digests ({request.url})",
+            )
+        if request.size is not None:
+            assert len(body) == request.size, subject.broke(
+                f"returned a result of {len(body)} bytes where the request says {request.size}",
+                f"verify sizes ({request.url})",
+            )
+        assert (result.sha256, result.size) == (digest, len(body)), subject.broke(
+            f"reported sha256 {result.sha256} and size {result.size} for a file of {digest} and {len(body)}",
+            "report the handed-over file's own sha256 and size",
+        )
+        assert result.attempts >= 1 and result.started <= result.finished, subject.broke(
+            f"reported attempts={result.attempts}, started={result.started}, finished={result.finished}",
+            "count attempts from 1 and take started and finished from time.monotonic()",
+        )
+
+
+def check_no_partial_files(subject: Subject, temp_dir: Path, outcomes: Iterable[Outcome], when: str) -> None:
+    """Nothing in temp_dir but the files handed over: no partial or unverified download survives."""
+    handed_over = {Path(result.path).resolve() for result in results_of(outcomes)}
+    left = sorted(path.name for path in temp_dir.iterdir() if path.resolve() not in handed_over)
+    assert not left, subject.broke(
+        f"left {len(left)} file(s) it did not hand over in temp_dir {when} ({', '.join(left[:_SHOWN])})",
+        "remove every partial or unverified file, whatever ended the download",
+    )
+
+
+def check_all_fetched(
+    subject: Subject,
+    requests: Sequence[DownloadRequest],
+    outcomes: Sequence[Outcome],
+    temp_dir: Path,
+    *,
+    attempts: int,
+    rule: str,
+) -> None:
+    """Every request became a verified file, each after exactly `attempts` attempts."""
+    check_one_outcome_per_request(subject, requests, outcomes)
+    check_verified(subject, results_of(outcomes), temp_dir)
+    failures = failures_of(outcomes)
+    assert not failures, subject.broke(
+        f"failed {len(failures)} of {len(requests)} download(s), the first after {failures[0].attempts}"
+        f" attempt(s) with {_describe(failures[0].error)}",
+        rule,
+    )
+    wrong = [result for result in results_of(outcomes) if result.attempts != attempts]
+    assert not wrong, subject.broke(
+        f"reported {wrong[0].attempts} attempt(s) for {wrong[0].request.url} where {attempts} were needed", rule
+    )
+    check_no_partial_files(subject, temp_dir, outcomes, "after a successful fetch")
+
+
+def check_all_failed(
+    subject: Subject,
+    requests: Sequence[DownloadRequest],
+    outcomes: Sequence[Outcome],
+    temp_dir: Path,
+    *,
+    error: type[DownloadError],
+    attempts: int,
+    rule: str,
+) -> None:
+    """Every request failed with `error` (naming its URL) after exactly `attempts` attempts, leaving no file."""
+    check_one_outcome_per_request(subject, requests, outcomes)
+    check_verified(subject, results_of(outcomes), temp_dir)
+    for outcome in outcomes:
+        url = outcome.request.url
+        assert isinstance(outcome, DownloadFailure), subject.broke(
+            f"returned a result for {url}, which the server never served whole and correct", rule
+        )
+        assert isinstance(outcome.error, error), subject.broke(
+            f"failed {url} with {_describe(outcome.error)}", f"report this failure as {error.__name__}; {rule}"
+        )
+        assert url in str(outcome.error), subject.broke(
+            f"failed {url} with an error that does not name the URL ({outcome.error})", "carry the URL in every error"
+        )
+        assert outcome.attempts == attempts, subject.broke(
+            f"gave up on {url} after {outcome.attempts} attempt(s), not {attempts}", rule
+        )
+    check_no_partial_files(subject, temp_dir, outcomes, f"after a {error.__name__}")
+
+
+def _describe(error: BaseException) -> str:
+    return f"{type(error).__name__} ({error})"
+
+
+def _paths(requests: Counter[DownloadRequest]) -> str:
+    shown = [request.relative_path for request in list(requests)[:_SHOWN]]
+    return ", ".join(shown) + (", ..." if len(requests) > _SHOWN else "") if shown else "none"
