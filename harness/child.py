@@ -1,4 +1,11 @@
-"""One run = one child process: its output, its wall time and the kernel's rusage for it alone."""
+"""One run = one child process: its output, its wall time and the kernel's rusage for it alone.
+
+Peak RSS is not taken from rusage: on Linux `ru_maxrss` survives exec, so a child forked from the
+harness (150 MB with scipy and matplotlib loaded) reports at least the harness's own size even if it
+is `/bin/true`. Each process's own high-water mark, VmHWM in /proc/<pid>/status, starts afresh at
+exec; the harness samples it for the child and its descendants every few milliseconds while they
+run (HighWater), which misses only growth in a process's last few milliseconds.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["ChildRun", "run_child"]
+__all__ = ["ChildRun", "HighWater", "run_child"]
 
 
 @dataclass(frozen=True)
@@ -38,7 +45,8 @@ def run_child(
         child = subprocess.Popen(
             list(command), env=dict(env) if env is not None else None, stdout=out, stderr=err, cwd=cwd
         )
-        status, usage = _wait4(child, timeout)
+        high_water = HighWater()
+        status, usage = _wait4(child, timeout, high_water)
         wall = time.monotonic() - started
         out.seek(0)
         err.seek(0)
@@ -50,17 +58,63 @@ def run_child(
             wall_seconds=wall,
             user_seconds=usage.ru_utime,
             system_seconds=usage.ru_stime,
-            peak_rss_mb=usage.ru_maxrss / 1024,  # Linux reports KiB
+            peak_rss_mb=high_water.peak_mb(usage),
             voluntary_switches=usage.ru_nvcsw,
             involuntary_switches=usage.ru_nivcsw,
         )
 
 
-def _wait4(child: subprocess.Popen[bytes], timeout: float | None) -> tuple[int, os.struct_rusage]:
-    """Reap the child with wait4 (Popen.wait would lose its rusage); kill it past `timeout`."""
+class HighWater:
+    """The largest VmHWM (peak RSS of one process) seen in a process tree; see the module's docstring."""
+
+    def __init__(self) -> None:
+        self.kib = 0
+
+    def sample(self, pid: int) -> None:
+        """Look at `pid` and its descendants now; processes that are gone are skipped."""
+        for process in _tree(pid):
+            self.kib = max(self.kib, _vm_hwm_kib(process))
+
+    def peak_mb(self, usage: os.struct_rusage) -> float:
+        """The peak seen, in MB (MiB); a child too short-lived to be sampled falls back to `ru_maxrss`."""
+        return (self.kib or usage.ru_maxrss) / 1024
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants, from /proc/<pid>/task/<tid>/children."""
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as children:
+                    todo.extend(int(child) for child in children.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def _vm_hwm_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _wait4(
+    child: subprocess.Popen[bytes], timeout: float | None, high_water: HighWater
+) -> tuple[int, os.struct_rusage]:
+    """Reap the child with wait4 (Popen.wait would lose its rusage), sampling its peak RSS until then;
+    kill it past `timeout`."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG if deadline else 0)
+        high_water.sample(child.pid)
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
         if pid:
             child.returncode = os.waitstatus_to_exitcode(status)
             return status, usage

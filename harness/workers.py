@@ -5,7 +5,8 @@ as the variant's `worker` says) on a queue of the harness's own, after the reset
 sync is queued, so no run inherits a warm worker from the one before. The run waits until every
 worker has registered with Redis, so start-up is not timed as part of the sync. After the run the
 workers get SIGTERM (RQ's warm shutdown) and are reaped with `os.wait4`, whose rusage covers each
-worker and the work horses it forked: the CPU and memory of the whole service side of the run.
+worker and the work horses it forked: the CPU of the whole service side of the run. Peak RSS is
+sampled from /proc while they run, work horses included (harness.child.HighWater).
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import IO, Any, Mapping, Sequence
 
 from harness import defaults
+from harness.child import HighWater
 from harness.errors import HarnessError
 
 __all__ = ["WorkersFailed", "WorkerUsage", "QUEUE", "running_workers"]
@@ -27,6 +30,7 @@ QUEUE = "pulp-sync-bench"
 """The queue benchmarked tasks go through: never an operator's own (`pulp-sync`)."""
 _REDIS_URL = "redis://127.0.0.1:6379/0"
 _START_SECONDS = 30.0
+_SAMPLE_SECONDS = 0.01
 _STOP_SECONDS = 30.0
 
 
@@ -57,6 +61,9 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
         self.env = dict(env)
         self.usage: WorkerUsage | None = None
         self._processes: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
+        self._high_water = HighWater()
+        self._sampling = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, name="worker-rss", daemon=True)
 
     def __enter__(self) -> running_workers:
         self._empty_queue()
@@ -67,6 +74,7 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
                                            stdout=log, stderr=subprocess.STDOUT)
                 self._processes.append((process, log))
             self._wait_until_registered()
+            self._sampler.start()
         except BaseException:
             self._stop()
             raise
@@ -107,8 +115,18 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
             time.sleep(0.02)
         raise WorkersFailed(f"{self.count} workers did not register with Redis within {_START_SECONDS:g} s")
 
+    def _sample(self) -> None:
+        while not self._sampling.wait(_SAMPLE_SECONDS):
+            for process, _ in self._processes:
+                self._high_water.sample(process.pid)
+
     def _stop(self) -> WorkerUsage:
         """SIGTERM every worker, reap each with wait4 (SIGKILL past the deadline), sum their rusage."""
+        self._sampling.set()
+        if self._sampler.is_alive():
+            self._sampler.join()
+        for process, _ in self._processes:
+            self._high_water.sample(process.pid)
         for process, _ in self._processes:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
@@ -120,7 +138,7 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
         return WorkerUsage(
             user_seconds=sum(u.ru_utime for u in usages if u),
             system_seconds=sum(u.ru_stime for u in usages if u),
-            peak_rss_mb=max((u.ru_maxrss / 1024 for u in usages if u), default=0.0),
+            peak_rss_mb=self._high_water.kib / 1024,
             voluntary_switches=sum(u.ru_nvcsw for u in usages if u),
             involuntary_switches=sum(u.ru_nivcsw for u in usages if u),
         )
