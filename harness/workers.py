@@ -26,8 +26,9 @@ from harness.errors import HarnessError
 
 __all__ = ["WorkersFailed", "WorkerUsage", "QUEUE", "running_workers"]
 
-QUEUE = "pulp-sync-bench"
-"""The queue benchmarked tasks go through: never an operator's own (`pulp-sync`)."""
+QUEUE = f"pulp-sync-bench-{os.getpid()}"
+"""The queue benchmarked tasks go through: never an operator's own (`pulp-sync`), nor another
+experiment's running at the same time."""
 _REDIS_URL = "redis://127.0.0.1:6379/0"
 _START_SECONDS = 30.0
 _SAMPLE_SECONDS = 0.01
