@@ -17,11 +17,13 @@ Everything else (the engines' modules, `defaults`) is internal and may change.
 
 from downloaders.base import BaseDownloader, Downloader, FetchCancelled, Handoff, check_url
 from downloaders.errors import (
+    BodyTooLarge,
     DigestMismatch,
     DownloadConnectionError,
     DownloadError,
     DownloadTimeout,
     HttpStatusError,
+    LocalStorageError,
     SizeMismatch,
     TLSVerificationError,
     UnsupportedURL,
@@ -41,11 +43,13 @@ __all__ = [
     "FetchCancelled",
     "Handoff",
     "check_url",
+    "BodyTooLarge",
     "DigestMismatch",
     "DownloadConnectionError",
     "DownloadError",
     "DownloadTimeout",
     "HttpStatusError",
+    "LocalStorageError",
     "SizeMismatch",
     "TLSVerificationError",
     "UnsupportedURL",

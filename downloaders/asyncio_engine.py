@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from pathlib import Path
 from typing import Iterable
+from urllib.parse import urlsplit
 
 import aiohttp
+from aiohttp import hdrs
 
 from downloaders.base import BaseDownloader, Handoff, check_url
 from downloaders.errors import (
@@ -16,6 +19,7 @@ from downloaders.errors import (
     DownloadTimeout,
     HttpStatusError,
     TLSVerificationError,
+    UnsupportedURL,
     VerificationError,
 )
 from downloaders.headers import request_headers
@@ -70,12 +74,10 @@ class AsyncioDownloader(BaseDownloader):
             sock_connect=settings.sock_connect_timeout,
             sock_read=settings.sock_read_timeout,
         )
-        auth = aiohttp.BasicAuth(settings.username, settings.password or "") if settings.username else None
         return aiohttp.ClientSession(
             connector=connector,
             timeout=timeout,
             headers=request_headers(settings, self.name),
-            auth=auth,
             auto_decompress=False,
             trust_env=False,
         )
@@ -107,7 +109,7 @@ class AsyncioDownloader(BaseDownloader):
     async def _attempt(self, session: aiohttp.ClientSession, request: DownloadRequest, temp_dir: Path) -> _BODY:
         url = request.url
         try:
-            async with session.get(url, **self._proxy_arguments()) as response:
+            async with session.get(url, headers=self._authorization(url), **self._proxy_arguments()) as response:
                 if not 200 <= response.status < 300:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
                     raise HttpStatusError(url, response.status, response.reason or "", retry_after)
@@ -125,8 +127,24 @@ class AsyncioDownloader(BaseDownloader):
             raise DownloadConnectionError(url, f"body ended early: {error}") from error
         except aiohttp.TooManyRedirects as error:
             raise DownloadError(url, "too many redirects") from error
+        except aiohttp.RedirectClientError as error:
+            raise UnsupportedURL(url, f"redirected to {error}: only http and https URLs are fetched") from error
+        except aiohttp.ClientResponseError as error:
+            raise DownloadConnectionError(url, f"malformed response: {error.message}") from error
         except (aiohttp.ClientError, OSError) as error:
             raise DownloadConnectionError(url, f"connection failed: {error or type(error).__name__}") from error
+
+    def _authorization(self, url: str) -> dict[str, str] | None:
+        """The remote's basic auth as a request header, unless the URL carries credentials of its own.
+
+        Not as aiohttp's `auth`: aiohttp drops the header on a redirect to another origin, but
+        applies a session's auth again to wherever the redirect leads.
+        """
+        settings = self.settings
+        if not settings.username or urlsplit(url).username is not None:
+            return None
+        credentials = f"{settings.username}:{settings.password or ''}".encode()
+        return {hdrs.AUTHORIZATION: "Basic " + base64.b64encode(credentials).decode("ascii")}
 
     def _proxy_arguments(self) -> dict[str, object]:
         settings = self.settings

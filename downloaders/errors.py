@@ -6,6 +6,8 @@
     ├── DownloadTimeout           connect, read or total timeout (retryable)
     ├── DownloadConnectionError   refused, reset, closed early (retryable)
     │   └── TLSVerificationError  the server's certificate is not trusted (not retryable)
+    ├── BodyTooLarge              more bytes than the request's max_size (not retryable)
+    ├── LocalStorageError         the body cannot be written here: disk full, no permission (not retryable)
     └── VerificationError         the bytes are not the ones the manifest names
         ├── SizeMismatch
         └── DigestMismatch
@@ -23,6 +25,8 @@ __all__ = [
     "DownloadTimeout",
     "DownloadConnectionError",
     "TLSVerificationError",
+    "BodyTooLarge",
+    "LocalStorageError",
     "VerificationError",
     "SizeMismatch",
     "DigestMismatch",
@@ -73,6 +77,22 @@ class TLSVerificationError(DownloadConnectionError):
     """The certificate could not be verified; give `ca_cert`, or turn `tls_validation` off knowingly."""
 
     retryable = False
+
+
+class BodyTooLarge(DownloadError):
+    """The server sent more than the request's `max_size`: refused before it could fill the disk."""
+
+    def __init__(self, url: str, limit: int) -> None:
+        super().__init__(url, f"the body is larger than the limit of {limit} bytes")
+        self.limit = limit
+
+
+class LocalStorageError(DownloadError):
+    """The body could not be written to the temp dir (disk full, no permission): not the server's fault."""
+
+    def __init__(self, url: str, error: OSError) -> None:
+        super().__init__(url, f"could not write the download to disk: {error.strerror or error}")
+        self.errno = error.errno
 
 
 class VerificationError(DownloadError):

@@ -7,8 +7,9 @@ import os
 import tempfile
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
-from downloaders.errors import DigestMismatch, SizeMismatch
+from downloaders.errors import BodyTooLarge, DigestMismatch, LocalStorageError, SizeMismatch
 from downloaders.types import DownloadRequest
 
 __all__ = ["BodyWriter"]
@@ -18,12 +19,16 @@ class BodyWriter:
     """Writes one attempt's body into a fresh temp file; removes it unless `finish` verifies it.
 
     Used as a context manager: leaving the block without a successful `finish` (an error, a
-    cancellation) deletes the file, so no partial download survives any failure.
+    cancellation) deletes the file, so no partial download survives any failure. A local write
+    error (a full disk) is a LocalStorageError, so every engine reports it alike and does not retry.
     """
 
     def __init__(self, request: DownloadRequest, temp_dir: Path) -> None:
         self.request = request
-        fd, name = tempfile.mkstemp(dir=temp_dir, prefix=".download-", suffix=".part")
+        try:
+            fd, name = tempfile.mkstemp(dir=temp_dir, prefix=".download-", suffix=".part")
+        except OSError as error:
+            raise LocalStorageError(request.url, error) from error
         self.path = Path(name)
         self._file = os.fdopen(fd, "wb", buffering=0)
         self._hash = hashlib.sha256()
@@ -31,13 +36,18 @@ class BodyWriter:
         self._kept = False
 
     def write(self, chunk: bytes) -> None:
-        """Append a chunk; fail as soon as the body grows past the expected size."""
+        """Append a chunk; fail as soon as the body grows past the expected size or the size limit."""
         self.size += len(chunk)
-        expected = self.request.size
+        expected, limit = self.request.size, self.request.max_size
         if expected is not None and self.size > expected:
             raise SizeMismatch(self.request.url, expected, self.size)
+        if limit is not None and self.size > limit:
+            raise BodyTooLarge(self.request.url, limit)
         self._hash.update(chunk)
-        self._file.write(chunk)
+        try:
+            _write_all(self._file, chunk)
+        except OSError as error:
+            raise LocalStorageError(self.request.url, error) from error
 
     def finish(self) -> str:
         """Close and verify the file; returns its sha256. The file is kept only if this succeeds."""
@@ -60,3 +70,11 @@ class BodyWriter:
         if not self._kept:
             self._file.close()
             self.path.unlink(missing_ok=True)
+
+
+def _write_all(file: BinaryIO, chunk: bytes) -> None:
+    """Write every byte: an unbuffered write may write only part of a chunk (a disk filling up) and
+    say so only in its return value, which would leave a file shorter than the bytes hashed."""
+    view = memoryview(chunk)
+    while view:
+        view = view[file.write(view) :]

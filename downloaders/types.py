@@ -12,12 +12,17 @@ __all__ = ["DownloadRequest", "DownloadResult", "DownloadFailure", "Outcome"]
 
 @dataclass(frozen=True)
 class DownloadRequest:
-    """One file to fetch; sha256 and size, when given, are verified while the body streams."""
+    """One file to fetch; sha256 and size, when given, are verified while the body streams.
+
+    `max_size` bounds a body whose size is not known in advance (a manifest): a server that sends
+    more fails the request rather than fill the disk.
+    """
 
     url: str
     relative_path: str
     sha256: str | None = None
     size: int | None = None
+    max_size: int | None = None
 
 
 @dataclass(frozen=True)
