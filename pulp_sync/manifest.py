@@ -15,16 +15,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["ManifestEntry", "ManifestError", "parse_manifest", "MAX_PATH_LENGTH"]
+__all__ = ["ManifestEntry", "ManifestError", "parse_manifest", "MAX_PATH_LENGTH", "MAX_LINE_BYTES"]
 
 MAX_PATH_LENGTH = 1024
 """Longest relative path accepted, in characters (the FileContent column's length)."""
+MAX_LINE_BYTES = 4 * MAX_PATH_LENGTH + 128
+"""Longest line read from a file: the longest valid line (a path of 4-byte characters, a digest, a
+size, a CRLF) fits; reading stops there, so a file without line breaks cannot fill the memory."""
 
 _MAX_SIZE = 2**63 - 1
 _HEX_DIGEST = re.compile(r"[0-9a-fA-F]{64}")
 _DIGITS = re.compile(r"[0-9]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DRIVE = re.compile(r"[A-Za-z]:")
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 @dataclass(frozen=True)
@@ -71,14 +75,23 @@ def _entries(lines: Iterable[str]) -> Iterator[ManifestEntry]:
 
 
 def _decoded_lines(path: Path) -> Iterator[str]:
-    """The file's lines as text; a line that is not UTF-8 is an error naming it."""
+    """The file's lines as text, each read up to MAX_LINE_BYTES; a longer line, or one that is not
+    UTF-8, is an error naming it."""
     with path.open("rb") as manifest:
-        for number, raw in enumerate(manifest, start=1):
+        for number, raw in enumerate(iter(lambda: manifest.readline(MAX_LINE_BYTES + 1), b""), start=1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise ManifestError(number, f"is longer than {MAX_LINE_BYTES} bytes")
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError as error:
-                problem = f"not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1})"
-                raise ManifestError(number, problem) from error
+                raise ManifestError(number, _not_text(raw, error)) from error
+
+
+def _not_text(raw: bytes, error: UnicodeDecodeError) -> str:
+    """Why a line is not text; a gzip stream is named, for a server that compressed the manifest."""
+    if raw.startswith(_GZIP_MAGIC):
+        return "is gzip-compressed data, not text: the server must send the manifest as it is"
+    return f"not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1})"
 
 
 def _parse_line(number: int, text: str) -> ManifestEntry:

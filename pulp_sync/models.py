@@ -15,6 +15,7 @@ import uuid
 from dataclasses import fields
 
 from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import models
 
 import downloaders
@@ -42,7 +43,11 @@ class Remote(models.Model):
     """
 
     name = models.CharField(max_length=255, unique=True)
-    url = models.URLField(max_length=2048, help_text="The PULP_MANIFEST URL; files are fetched relative to it.")
+    url = models.URLField(
+        max_length=2048,
+        validators=[URLValidator(schemes=["http", "https"], message="Enter an http or https URL.")],
+        help_text="The PULP_MANIFEST URL (http or https); files are fetched relative to it.",
+    )
     downloader = models.CharField(max_length=64, default="asyncio")
     download_concurrency = models.PositiveIntegerField(null=True, blank=True)
     connect_timeout = models.FloatField(null=True, blank=True)
@@ -96,12 +101,19 @@ class Repository(models.Model):
 
 
 class Artifact(models.Model):
-    """One verified file in the artifact store, found there by its sha256."""
+    """One verified file in the artifact store, found there by its sha256.
+
+    `missing` says the file is not (or not yet) in the store: a sync records an artifact as missing
+    before it moves the file into place, and clears the mark after, so that a crash at any moment
+    leaves no file without its row and no row claiming an absent file; `verify --repair` marks an
+    artifact whose file is lost or damaged. The next sync that lists a missing artifact fetches it.
+    """
 
     sha256 = models.CharField(max_length=64, unique=True)
     size = models.PositiveBigIntegerField()
     relative_path = models.CharField(max_length=255, help_text="Where the file is, relative to the store's root.")
     created = models.DateTimeField(auto_now_add=True)
+    missing = models.BooleanField(default=False, help_text="The file is not in the store; the next sync fetches it.")
 
     def __str__(self) -> str:
         return self.sha256

@@ -8,6 +8,8 @@ CLI). Everything is read from the environment once, when Django starts:
   download is one atomic rename.
 - `DATABASE_URL`: another database (`postgres://...`, `mysql://...`), parsed by dj-database-url.
 - `PULP_SYNC_FSYNC=1`: flush each artifact and its directory to disk when it is adopted.
+- `PULP_SYNC_MAX_MANIFEST_BYTES` (default 64 MiB, about 600,000 lines): the largest PULP_MANIFEST
+  a sync downloads; a remote sending more fails the sync before it fills the disk or the memory.
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the Redis of the RQ task queue.
 - `PULP_SYNC_QUEUE` (default `pulp-sync`): the RQ queue that syncs are queued on and workers take from.
 - `PULP_SYNC_ALLOWED_HOSTS` (default `localhost,127.0.0.1,[::1]`): the host names the REST API
@@ -26,6 +28,7 @@ __all__ = [
     "PULP_SYNC_HOME",
     "PULP_SYNC_ARTIFACTS",
     "PULP_SYNC_FSYNC",
+    "PULP_SYNC_MAX_MANIFEST_BYTES",
     "DATABASES",
     "INSTALLED_APPS",
     "SECRET_KEY",
@@ -44,6 +47,9 @@ __all__ = [
 PULP_SYNC_HOME = Path(os.environ.get("PULP_SYNC_HOME") or ".pulp-sync").resolve()
 PULP_SYNC_ARTIFACTS = PULP_SYNC_HOME / "artifacts"
 PULP_SYNC_FSYNC = os.environ.get("PULP_SYNC_FSYNC", "") == "1"
+PULP_SYNC_MAX_MANIFEST_BYTES = int(os.environ.get("PULP_SYNC_MAX_MANIFEST_BYTES") or 64 * 1024 * 1024)
+if PULP_SYNC_MAX_MANIFEST_BYTES < 1:
+    raise ValueError(f"PULP_SYNC_MAX_MANIFEST_BYTES must be a positive number of bytes: {PULP_SYNC_MAX_MANIFEST_BYTES}")
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE") or "pulp-sync"
 

@@ -16,6 +16,8 @@ from typing import BinaryIO, Iterator
 
 from django.conf import settings
 
+from pulp_sync.processes import process_alive, this_process
+
 __all__ = ["ArtifactStore", "artifact_store"]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -55,10 +57,11 @@ class ArtifactStore:
     def workspace(self, prefix: str = "sync") -> Iterator[Path]:
         """A fresh temp dir for one sync, removed with everything left in it when the block ends.
 
-        Named `<prefix>-<random>`: a task's sync uses its own prefix, so that if its process dies
-        mid-sync, whoever notices can `remove_workspaces(prefix)`.
+        Named `<prefix>-<random>@<host>:<pid>`: a task's sync uses its own prefix, so that if its
+        process dies mid-sync, whoever notices can `remove_workspaces(prefix)`; the owner in the
+        name (made in the same step as the folder) tells `verify` a live sync's from a dead one's.
         """
-        folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=self.temp_dir))
+        folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", suffix=f"@{this_process()}", dir=self.temp_dir))
         try:
             yield folder
         finally:
@@ -68,6 +71,40 @@ class ArtifactStore:
         """Remove the workspaces named with `prefix`, and the partial downloads in them, of a dead sync."""
         for folder in self.temp_dir.glob(f"{prefix}-*"):
             shutil.rmtree(folder, ignore_errors=True)
+
+    def temp_entries(self) -> tuple[list[Path], list[Path]]:
+        """What the temp dir holds: (left behind, in use). A workspace is in use while its owner lives,
+        or when its owner is on another host sharing the store (which cannot be seen from here)."""
+        stale: list[Path] = []
+        in_use: list[Path] = []
+        for entry in sorted(self.temp_dir.iterdir()):
+            owner = entry.name.rpartition("@")[2] if entry.is_dir() and "@" in entry.name else ""
+            (in_use if owner and process_alive(owner) is not False else stale).append(entry)
+        return stale, in_use
+
+    def remove_temp_entry(self, entry: Path) -> None:
+        """Delete a left-behind workspace (with its partial downloads) or file from the temp dir."""
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+    def stored_files(self) -> Iterator[tuple[Path, str | None]]:
+        """Every file under the root but the temp dir, with the digest its path names (None: not an artifact's path)."""
+        for folder, subfolders, files in os.walk(self.root):
+            here = Path(folder)
+            if here == self.root:
+                subfolders[:] = [name for name in subfolders if name != "tmp"]
+            for name in files:
+                path = here / name
+                yield path, self._digest_named_by(path)
+
+    def _digest_named_by(self, path: Path) -> str | None:
+        parts = path.relative_to(self.root).parts
+        if len(parts) != 3 or parts[0] != "artifact" or len(parts[1]) != 2:
+            return None
+        digest = parts[1] + parts[2]
+        return digest if _SHA256.fullmatch(digest) else None
 
     def adopt(self, temp_file: Path, sha256: str) -> Path:
         """Move a verified temp file into place; if the artifact is already there, drop the temp file.

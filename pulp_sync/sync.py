@@ -19,16 +19,18 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, TypeVar
 from urllib.parse import quote, urljoin
 
+from django.conf import settings
 from django.db import transaction
 
 import downloaders
-from downloaders import Downloader, DownloadFailure, DownloadRequest, DownloadResult, UnknownDownloader
+from downloaders import BodyTooLarge, Downloader, DownloadFailure, DownloadRequest, DownloadResult, UnknownDownloader
 from pulp_sync.manifest import ManifestError, parse_manifest
+from pulp_sync.messages import one_line
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink
 from pulp_sync.store import ArtifactStore, artifact_store
 
-__all__ = ["SyncError", "SyncReport", "sync_repository", "file_url"]
+__all__ = ["SyncError", "SyncReport", "sync_repository", "file_url", "batches"]
 
 _LOOKUP_BATCH = 1000
 """Manifest lines per database lookup while planning and while building the version."""
@@ -155,12 +157,15 @@ def sync_repository(
     downloader, concurrency = _downloader(remote)
     store = artifact_store()
     tally = _Tally(repository.name, remote.downloader, concurrency)
-    with store.workspace(workspace_prefix) as workspace:
-        manifest = _fetch_manifest(downloader, remote.url, workspace)
-        plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
-        requests = _spooled_requests(plan.spool, remote.url)
-        _download(downloader, requests, plan, store, workspace, progress or NullProgress(), tally)
-        version = _create_version(repository, manifest)
+    try:
+        with store.workspace(workspace_prefix) as workspace:
+            manifest = _fetch_manifest(downloader, remote.url, workspace)
+            plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
+            requests = _spooled_requests(plan.spool, remote.url)
+            _download(downloader, requests, plan, store, workspace, progress or NullProgress(), tally)
+            version = _create_version(repository, manifest)
+    except OSError as error:
+        raise SyncError(f"{one_line(error)}; {_unchanged(tally)}", error, tally.report(None)) from error
     return tally.report(version)
 
 
@@ -172,18 +177,21 @@ def file_url(manifest_url: str, relative_path: str) -> str:
 def _downloader(remote: Remote) -> tuple[Downloader, int]:
     """The remote's downloader, built from its settings, and its concurrency."""
     try:
-        settings = remote.downloader_settings()
-        return downloaders.load(remote.downloader)(settings), settings.download_concurrency
+        options = remote.downloader_settings()
+        return downloaders.load(remote.downloader)(options), options.download_concurrency
     except (ValueError, UnknownDownloader) as error:
         raise SyncError(f"remote {remote.name!r} cannot sync: {error}", error) from error
 
 
 def _fetch_manifest(downloader: Downloader, url: str, workspace: Path) -> Path:
-    """The manifest, fetched through the same downloader as the files (no digest to check)."""
-    with closing(downloader.fetch([DownloadRequest(url, "PULP_MANIFEST")], workspace)) as outcomes:
+    """The manifest, fetched through the same downloader as the files (no digest to check, a size limit)."""
+    request = DownloadRequest(url, "PULP_MANIFEST", max_size=settings.PULP_SYNC_MAX_MANIFEST_BYTES)
+    with closing(downloader.fetch([request], workspace)) as outcomes:
         outcome = next(outcomes, None)
     if isinstance(outcome, DownloadFailure):
-        raise SyncError(f"could not fetch the manifest: {outcome.error}; check the remote's URL", outcome.error)
+        hint = "raise PULP_SYNC_MAX_MANIFEST_BYTES if it is genuine"
+        advice = hint if isinstance(outcome.error, BodyTooLarge) else "check the remote's URL"
+        raise SyncError(f"could not fetch the manifest: {outcome.error}; {advice}", outcome.error)
     if outcome is None:
         raise SyncError(f"downloader {downloader.name!r} returned nothing for the manifest {url}")
     return outcome.path
@@ -202,11 +210,12 @@ def _plan(manifest: Path, workspace: Path, tally: _Tally) -> _Plan:
     plan = _Plan(workspace / "missing.spool")
     seen: set[str] = set()
     with plan.spool.open("w", encoding="utf-8") as spool:
-        for batch in _batches(parse_manifest(manifest), _LOOKUP_BATCH):
+        for batch in batches(parse_manifest(manifest), _LOOKUP_BATCH):
             tally.content_units += len(batch)
             fresh = {entry.sha256: entry for entry in batch if entry.sha256 not in seen}
             seen.update(fresh)
-            present = set(Artifact.objects.filter(sha256__in=fresh).values_list("sha256", flat=True))
+            stored = Artifact.objects.filter(sha256__in=fresh, missing=False)
+            present = set(stored.values_list("sha256", flat=True))
             tally.skipped += len(present)
             for entry in (entry for digest, entry in fresh.items() if digest not in present):
                 spool.write(f"{entry.sha256},{entry.size},{entry.relative_path}\n")
@@ -251,35 +260,57 @@ def _download(
 def _download_failed(failure: DownloadFailure, tally: _Tally) -> SyncError:
     return SyncError(
         f"could not download {failure.request.relative_path} after {failure.attempts} attempt(s): {failure.error}; "
-        f"{tally.repository!r} is unchanged, and the {tally.downloaded} artifact(s) downloaded are kept, "
-        "so syncing again resumes",
+        f"{_unchanged(tally)}",
         failure.error,
         tally.report(None),
     )
 
 
+def _unchanged(tally: _Tally) -> str:
+    return (
+        f"{tally.repository!r} is unchanged, and the {tally.downloaded} artifact(s) downloaded are kept, "
+        "so syncing again resumes"
+    )
+
+
 class _ArtifactRecorder:
-    """Adopts verified downloads into the store and inserts their rows in batches."""
+    """Adopts verified downloads into the store and records them, a batch at a time, crash-safe.
+
+    A batch is recorded as missing, moved into place, then marked present: a process killed at
+    any moment leaves no file in the store without its row (an orphan), and no row that claims a
+    file which is not there; only the workspace's temp files, which `verify --repair` removes.
+    """
 
     def __init__(self, store: ArtifactStore) -> None:
         self._store = store
-        self._rows: list[Artifact] = []
+        self._results: list[DownloadResult] = []
         self._flushed = time.monotonic()
 
     def add(self, result: DownloadResult) -> None:
         request = result.request
         if (result.sha256, result.size) != (request.sha256, request.size):
             raise SyncError(f"the downloader handed over unverified bytes for {request.url}: it must check the digest")
-        self._store.adopt(result.path, result.sha256)
-        relative_path = self._store.relative_path_for(result.sha256)
-        self._rows.append(Artifact(sha256=result.sha256, size=result.size, relative_path=relative_path))
-        if len(self._rows) >= _INSERT_BATCH or time.monotonic() - self._flushed >= _FLUSH_SECONDS:
+        self._results.append(result)
+        if len(self._results) >= _INSERT_BATCH or time.monotonic() - self._flushed >= _FLUSH_SECONDS:
             self.flush()
 
     def flush(self) -> None:
-        Artifact.objects.bulk_create(self._rows, batch_size=_INSERT_BATCH, ignore_conflicts=True)
-        self._rows.clear()
-        self._flushed = time.monotonic()
+        """Record, place and confirm the batch; if that fails, what was not placed stays marked missing."""
+        store, results = self._store, self._results
+        if not results:
+            return
+        try:
+            rows = [
+                Artifact(sha256=r.sha256, size=r.size, relative_path=store.relative_path_for(r.sha256), missing=True)
+                for r in results
+            ]
+            Artifact.objects.bulk_create(rows, batch_size=_INSERT_BATCH, ignore_conflicts=True)
+            for result in results:
+                store.adopt(result.path, result.sha256)
+            Artifact.objects.filter(sha256__in=[r.sha256 for r in results], missing=True).update(missing=False)
+        finally:
+            results.clear()
+            self._flushed = time.monotonic()
 
 
 def _create_version(repository: Repository, manifest: Path) -> int | None:
@@ -292,7 +323,7 @@ def _create_version(repository: Repository, manifest: Path) -> int | None:
             return None
         version = RepositoryVersion.objects.create(repository=repository, number=latest.number + 1 if latest else 1)
         memberships = (RepositoryContent(version=version, content_id=pk) for pk in sorted(content))
-        for batch in _batches(memberships, _INSERT_BATCH):
+        for batch in batches(memberships, _INSERT_BATCH):
             RepositoryContent.objects.bulk_create(batch)
         return version.number
 
@@ -300,7 +331,7 @@ def _create_version(repository: Repository, manifest: Path) -> int | None:
 def _content_ids(manifest: Path) -> set[int]:
     """Get or create the FileContent of every manifest line, a batch at a time; their ids."""
     ids: set[int] = set()
-    for batch in _batches(parse_manifest(manifest), _LOOKUP_BATCH):
+    for batch in batches(parse_manifest(manifest), _LOOKUP_BATCH):
         artifacts = dict(Artifact.objects.filter(sha256__in={e.sha256 for e in batch}).values_list("sha256", "pk"))
         rows = {
             FileContent.key_for(e.relative_path, e.sha256): (e.relative_path, artifacts[e.sha256]) for e in batch
@@ -326,7 +357,7 @@ def _percentiles(latencies: list[float]) -> tuple[float | None, float | None, fl
     return cuts[49], cuts[89], cuts[98]
 
 
-def _batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+def batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
     """Lists of up to `size` items, drawn lazily (itertools.batched needs Python 3.12)."""
     iterator = iter(items)
     while batch := list(islice(iterator, size)):

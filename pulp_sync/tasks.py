@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
 import time
 import uuid
 from functools import partial
@@ -36,6 +35,7 @@ from rq.job import Job, JobStatus, get_current_job
 
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
+from pulp_sync.processes import process_alive, this_process
 from pulp_sync.progress import ProgressSink
 from pulp_sync.store import artifact_store
 from pulp_sync.sync import SyncError, sync_repository
@@ -95,7 +95,7 @@ def dispatch_sync(repository: Repository, remote: Remote, *, tasking: str = "inl
     job_id = str(task_id) if tasking == "rq" else ""
     task = Task.objects.create(id=task_id, name="sync", repository=repository, remote=remote, job_id=job_id)
     if tasking == "inline":
-        _run(task.pk, worker=_this_process())
+        _run(task.pk, worker=this_process())
     else:
         transaction.on_commit(partial(_enqueue, task))
     task.refresh_from_db()
@@ -138,7 +138,7 @@ def run_sync_task(task_id: str) -> str:
     """
     job = get_current_job()
     assert job is not None, "run_sync_task runs as an RQ job"
-    job.meta["process"] = _this_process()
+    job.meta["process"] = this_process()
     job.save_meta()
     connections.close_all()
     try:
@@ -182,7 +182,7 @@ def on_job_failure(job: Job, connection: Redis, exc_type: type[BaseException] | 
     still alive is left to finish.
     """
     if exc_type is not None and issubclass(exc_type, AbandonedJobError):
-        if _alive(job.meta.get("process", "")) is not True:
+        if process_alive(job.meta.get("process", "")) is not True:
             _abandon(job.id, "its worker stopped sending heartbeats")
         return
     name = exc_type.__name__ if exc_type is not None else "Error"
@@ -302,7 +302,7 @@ def _reap(task: Task, connection: Redis) -> bool:
 def _why_abandoned(task: Task, connection: Redis) -> str | None:
     """Why the unfinished task cannot finish any more (its process is gone), or None while it may."""
     if not task.job_id:
-        gone = task.state == TaskState.RUNNING and _alive(task.worker) is False
+        gone = task.state == TaskState.RUNNING and process_alive(task.worker) is False
         return f"the process running it ({task.worker}) is gone" if gone else None
     try:
         job = Job.fetch(task.job_id, connection=connection)
@@ -313,7 +313,7 @@ def _why_abandoned(task: Task, connection: Redis) -> str | None:
         return f"its RQ job ended ({status.value}) without finishing it"
     if status != JobStatus.STARTED:
         return None
-    alive = _alive(job.meta.get("process", ""))
+    alive = process_alive(job.meta.get("process", ""))
     if alive is not None:
         return None if alive else f"its worker process ({job.meta['process']}) is gone"
     if job.worker_name and not connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name):
@@ -333,21 +333,3 @@ def _abandon(task_id: Any, cause: str) -> bool:
 def _workspace_prefix(task_id: Any) -> str:
     """The name of a task's workspace in the store, so that it can be found when the task is abandoned."""
     return f"task-{task_id}"
-
-
-def _this_process() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _alive(process: str) -> bool | None:
-    """Whether the process `host:pid` still exists; None when that cannot be seen from here."""
-    host, _, pid = process.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return None
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
