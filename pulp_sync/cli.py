@@ -1,5 +1,5 @@
-"""The `pulp-sync` command line: migrate, reset, downloaders, sync, repositories, worker, tasks, api,
-createuser, `fixtures` and `bench`.
+"""The `pulp-sync` command line: migrate, reset, downloaders, sync, repositories, verify, worker, tasks,
+api, createuser, `fixtures` and `bench`.
 
 Errors a user can fix (a failed sync, a bad setting, an unreachable database) are one line on
 stderr, `Error: ...`, and exit status 1, never a traceback.
@@ -28,6 +28,7 @@ from pulp_sync.progress import progress_for
 if TYPE_CHECKING:
     from pulp_sync.models import Remote, Repository, Task
     from pulp_sync.sync import SyncReport
+    from pulp_sync.verify import Verification
 
 __all__ = ["cli", "main"]
 
@@ -147,6 +148,31 @@ def repositories() -> None:
         else:
             table.add_row(repository.name, str(latest.number), str(latest.content.count()))
     Console().print(table)
+
+
+@cli.command()
+@click.option("--repair", is_flag=True, help="Remove orphans and left-behind temp files; mark lost artifacts missing.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was found as one JSON object.")
+def verify(repair: bool, as_json: bool) -> None:
+    """Check that the artifact store and the database agree: every artifact's file there and intact,
+    no file without a row, no temp file left behind, every version's content in the store.
+
+    Exits with status 1 while anything is wrong (after --repair: while a version waits for a sync
+    to fetch its missing artifacts again).
+    """
+    _open_database()
+    from pulp_sync.store import artifact_store
+    from pulp_sync.verify import verify_store
+
+    found = verify_store(artifact_store(), repair)
+    if as_json:
+        click.echo(json.dumps(found.as_dict()))
+    else:
+        _print_verification(found)
+    if found.problems():
+        what = "problem remains" if repair else "problem(s) found"
+        hint = "sync the repositories named above again" if repair else "run `pulp-sync verify --repair`"
+        raise click.ClickException(f"{found.problems()} {what}; {hint}")
 
 
 @cli.command()
@@ -337,6 +363,22 @@ def _redis_errors() -> Iterator[None]:
     except RedisError as error:
         hint = "is REDIS_URL right, and Redis up?"
         raise click.ClickException(f"Redis at {redis_location()}: {redact(one_line(error))}; {hint}") from error
+
+
+def _print_verification(found: Verification) -> None:
+    """What verify checked, a count per check with what repair does about it, and the versions to sync again."""
+    click.echo(
+        f"Checked {found.artifacts} artifacts ({found.bytes / 1e6:.1f} MB), {found.files} files "
+        f"and {found.versions} repository versions"
+    )
+    table = Table("check", "found", "repair", box=None)
+    for what, count, action in found.counts():
+        table.add_row(what, str(count), action if count else "")
+    Console().print(table)
+    for version in found.incomplete_versions:
+        click.echo(f"incomplete: {version}")
+    if not found.problems():
+        click.echo("The store and the database agree.")
 
 
 def _task_row(task: Task) -> list[str]:
