@@ -7,6 +7,7 @@ RQ queue of its own, and is reached only through HTTP, as a client would: sqlite
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -23,13 +24,16 @@ from typing import Any, Iterator
 
 import pytest
 import urllib3
+from aiohttp import hdrs, web
 from redis import Redis
 from rq import Queue
 
 from downloaders import available
 from pulp_sync.manifest import parse_manifest
 from tests.databases import throwaway_database
+from tests.pulp_sync.conftest import manifest_line
 from tests.pulp_sync.test_sync import manifest_of
+from tests.servers import self_signed_certificate, serve_app
 
 pytestmark = pytest.mark.slow
 
@@ -375,3 +379,87 @@ def test_the_openapi_schema_is_served_to_anyone(api: Api) -> None:
     assert all(remote[name].get("writeOnly") for name in ("password", "proxy_password", "client_key"))
     assert {"basicAuth", "tokenAuth"} <= set(schema["components"]["securitySchemes"])
     assert schema["paths"]["/api/v3/repositories/{id}/sync/"]["post"]["responses"].keys() == {"202"}
+
+
+def test_every_write_route_needs_a_user(api: Api) -> None:
+    """Each write of the OpenAPI schema, and writes to the read-only collections, answer 401 to anyone unknown."""
+    schema = api.call("GET", "docs/api.json", headers={}).json
+    ids = {"{id}": "1", "{repository_pk}": "1", "{number}": "1"}
+    writes = [
+        (method.upper(), re.sub(r"\{\w+\}", lambda m: ids[m.group(0)], path))
+        for path, operations in schema["paths"].items()
+        for method in operations
+        if method in ("post", "put", "patch", "delete")
+    ]
+    assert len(writes) >= 9, writes
+    read_only = ["tasks/", f"tasks/{uuid.uuid4()}/", "artifacts/", "artifacts/1/", "repositories/1/versions/"]
+    writes += [(method, "/api/v3/" + path) for path in read_only for method in ("POST", "PUT", "DELETE")]
+    for method, href in writes:
+        for headers in ({}, {"Authorization": "Token not-a-token"}):
+            answer = api.call(method, href, {}, headers=headers)
+            assert answer.status == 401, (method, href, headers, answer.status, answer.text)
+
+
+def test_no_secret_in_logs_errors_reports_or_answers(tmp_path: Path) -> None:
+    """A sync that authenticates to its remote and proxy with every kind of secret, and fails: no secret
+    in the API's and the worker's logs, the task's error and report, the API's answers or `pulp-sync tasks`."""
+    cert, key = self_signed_certificate(tmp_path)
+    password, proxy_password = f"remote-{uuid.uuid4().hex}", f"proxy-{uuid.uuid4().hex}"
+    received: list[tuple[str | None, str | None]] = []
+
+    async def remote(request: web.Request) -> web.Response:
+        """Remote and proxy in one: absolute-form requests come here through the "proxy"; files fail."""
+        received.append((request.headers.get(hdrs.AUTHORIZATION), request.headers.get(hdrs.PROXY_AUTHORIZATION)))
+        if request.path.endswith("PULP_MANIFEST"):
+            return web.Response(text=manifest_line("f.bin", b"never served"))
+        return web.Response(status=503, text=f"no luck, {password}? no.")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", remote)
+    with serve_app(app) as url, running_api("sqlite", tmp_path) as api:
+        body = {
+            "name": "secretive",
+            "url": url + "repo/PULP_MANIFEST",
+            "username": "someone",
+            "password": password,
+            "proxy_url": url,
+            "proxy_username": "proxy-user",
+            "proxy_password": proxy_password,
+            "client_cert": str(cert),
+            "client_key": str(key),
+            "max_retries": 0,
+        }
+        answers = [api.call("POST", "remotes/", body)]
+        assert answers[0].status == 201, answers[0].text
+        repository = api.create("repositories/", {"name": "secretive"})
+        answers.append(api.call("POST", repository["pulp_href"] + "sync/", {"remote": answers[0].json["pulp_href"]}))
+        task = api.finished_task(answers[-1].json["task"])
+        reads = (answers[0].json["pulp_href"], "remotes/", task["pulp_href"], "tasks/", repository["pulp_href"])
+        answers += [api.call("GET", href) for href in reads]
+        listed = subprocess.run([str(PULP_SYNC), "tasks", "--json"], env=api.env, capture_output=True, text=True)
+        token = api.token
+
+    assert task["state"] == "failed"
+    assert task["error"].startswith("could not download f.bin after 1 attempt(s): HTTP 503")
+    basic = "Basic " + base64.b64encode(f"someone:{password}".encode()).decode()
+    proxy_basic = "Basic " + base64.b64encode(f"proxy-user:{proxy_password}".encode()).decode()
+    assert received and all(pair == (basic, proxy_basic) for pair in received), "the sync did authenticate"
+    secrets = {
+        "password": password,
+        "proxy_password": proxy_password,
+        "token": token,
+        "client_key": str(key),
+        "key material": key.read_text().splitlines()[1],
+        "password (base64)": basic.split()[1],
+    }
+    places = {
+        "api.log": (tmp_path / "api.log").read_text(errors="replace"),
+        "worker.log": (tmp_path / "worker.log").read_text(errors="replace"),
+        "task error and report": json.dumps([task["error"], task["report"]]),
+        "pulp-sync tasks": listed.stdout + listed.stderr,
+        **{f"answer {n}": answer.text for n, answer in enumerate(answers)},
+    }
+    assert "Task " in places["worker.log"] and listed.returncode == 0, "the logs and the listing are there"
+    for place, text in places.items():
+        for name, secret in secrets.items():
+            assert secret not in text, f"{name} in {place}"

@@ -1,0 +1,113 @@
+"""Small servers of the tests' own on 127.0.0.1: aiohttp apps (hostile remotes, the fixture app behind TLS)
+and raw TCP handlers (responses no HTTP server library would send), each in a thread with its own event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import subprocess
+import threading
+from collections.abc import Awaitable, Callable
+from contextlib import contextmanager
+from pathlib import Path
+from queue import Queue
+from typing import Iterator
+
+from aiohttp import web
+
+__all__ = ["serve_app", "serve_raw", "self_signed_certificate"]
+
+RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+@contextmanager
+def serve_app(app: web.Application, ssl_context: ssl.SSLContext | None = None) -> Iterator[str]:
+    """Serve `app` on a free port; the base URL (`http://127.0.0.1:PORT/`, https with `ssl_context`)."""
+
+    async def start() -> tuple[int, Callable[[], Awaitable[None]]]:
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
+        await site.start()
+        return runner.addresses[0][1], runner.cleanup
+
+    scheme = "https" if ssl_context else "http"
+    with _in_a_thread(start) as port:
+        yield f"{scheme}://127.0.0.1:{port}/"
+
+
+@contextmanager
+def serve_raw(handler: RawHandler) -> Iterator[str]:
+    """Serve every connection with `handler(reader, writer)`; the base URL."""
+
+    async def start() -> tuple[int, Callable[[], Awaitable[None]]]:
+        server = await asyncio.start_server(handler, "127.0.0.1", 0)
+
+        async def stop() -> None:
+            server.close()
+
+        return server.sockets[0].getsockname()[1], stop
+
+    with _in_a_thread(start) as port:
+        yield f"http://127.0.0.1:{port}/"
+
+
+@contextmanager
+def _in_a_thread(start: Callable[[], Awaitable[tuple[int, Callable[[], Awaitable[None]]]]]) -> Iterator[int]:
+    """Run a server's event loop in a daemon thread until the block ends; the port it listens on."""
+    loop = asyncio.new_event_loop()
+    started: Queue[tuple[int, Callable[[], Awaitable[None]]] | BaseException] = Queue()
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            started.put(loop.run_until_complete(start()))
+        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
+            started.put(error)
+            return
+        loop.run_forever()
+
+    thread = threading.Thread(target=run, name="test-server", daemon=True)
+    thread.start()
+    outcome = started.get(timeout=15)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    port, stop = outcome
+    try:
+        yield port
+    finally:
+        asyncio.run_coroutine_threadsafe(stop(), loop).result(timeout=15)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=15)
+        loop.close()
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 signed by itself, and its key, made with the openssl command line."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
