@@ -7,6 +7,7 @@ stderr, `Error: ...`, and exit status 1, never a traceback.
 
 from __future__ import annotations
 
+import importlib
 import json
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
@@ -19,8 +20,6 @@ from rich.console import Console
 from rich.table import Table
 
 from downloaders import available
-from fixtures.cli import fixtures_group
-from harness.cli import bench_group
 from pulp_sync import database
 from pulp_sync.messages import one_line, redact
 from pulp_sync.progress import progress_for
@@ -33,8 +32,23 @@ if TYPE_CHECKING:
 __all__ = ["cli", "main"]
 
 
+_LAZY_GROUPS = {"fixtures": ("fixtures.cli", "fixtures_group"), "bench": ("harness.cli", "bench_group")}
+"""Command groups imported only when named: the fixture server and the harness pull in aiohttp's
+server, scipy and matplotlib, which would add their start-up time to every sync the harness times."""
+
+
 class _Cli(click.Group):
     """Turns the errors of any command into one `Error:` line and exit status 1."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *_LAZY_GROUPS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in _LAZY_GROUPS:
+            module, attribute = _LAZY_GROUPS[name]
+            command: click.Command = getattr(importlib.import_module(module), attribute)
+            return command
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -261,10 +275,6 @@ def createuser(name: str, password: str | None, token: bool) -> None:
     click.echo(f"{'Created' if created else 'Updated'} user {name}", err=True)
     if token:
         click.echo(token_for(user))
-
-
-cli.add_command(fixtures_group, "fixtures")
-cli.add_command(bench_group, "bench")
 
 
 def main() -> None:

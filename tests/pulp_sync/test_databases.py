@@ -187,6 +187,23 @@ def test_reset_rebuilds_a_schema_older_than_the_code(pulp: PulpSync, remote: str
     assert_fresh(pulp)
 
 
+def test_every_reset_is_fresh(pulp: PulpSync, remote: str) -> None:
+    """On sqlite the first reset makes a migrated template and later ones copy it; a template of
+    other migrations (a stale digest) is replaced, never used."""
+    url = pulp.env["DATABASE_URL"]
+    sqlite_file = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:") else None
+    if sqlite_file is not None:
+        sqlite_file.with_name(f"{sqlite_file.name}.template-0000000000000000").write_bytes(b"not a database")
+    for _ in range(3):
+        assert pulp.sync(remote + "shared/PULP_MANIFEST")["version"] == 1
+        reset = pulp.run("reset", "--yes")
+        assert reset.returncode == 0, reset.stderr
+        assert_fresh(pulp)
+    if sqlite_file is not None:
+        templates = list(sqlite_file.parent.glob(f"{sqlite_file.name}.template-*"))
+        assert len(templates) == 1 and not templates[0].name.endswith("0" * 16), templates
+
+
 def assert_fresh(pulp: PulpSync) -> None:
     """Every migration applied, every table there and empty but for what migrate writes, no stored file."""
     state = pulp.state()
