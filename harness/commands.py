@@ -92,11 +92,14 @@ def run_command(
     template: str, inputs: CommandInputs, manifest_url: str, out_dir: Path, concurrency: int,
     env: Mapping[str, str], timeout: float,
 ) -> ChildRun:
-    """Empty `out_dir`, run the filled-in template there (relative outputs land in it), and measure it."""
+    """Empty `out_dir`, run the filled-in template there (relative outputs land in it), and measure it.
+
+    Paths are filled in absolute: the command runs in `out_dir`, where a relative one would not resolve.
+    """
     shutil.rmtree(out_dir, ignore_errors=True)
     out_dir.mkdir(parents=True)
-    values = {name: str(path) for name, path in inputs.paths().items()}
-    values.update(manifest_url=manifest_url, out_dir=str(out_dir), concurrency=str(concurrency))
+    values = {name: str(path.resolve()) for name, path in inputs.paths().items()}
+    values.update(manifest_url=manifest_url, out_dir=str(out_dir.resolve()), concurrency=str(concurrency))
     command = [word.format(**values) for word in shlex.split(template)]
     return run_child(command, env=env, timeout=timeout, cwd=out_dir)
 
