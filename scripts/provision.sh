@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 
 # python3-dev and gcc build mysqlclient; git lets the harness record the commit it measured.
 PACKAGES=(python3-venv python3-dev gcc git postgresql mariadb-server redis-server nginx-light libmariadb-dev
-  pkg-config ruby jq curl)
+  pkg-config ruby jq curl aria2)
 DATABASE=pulp_sync
 SERVER_URLS=("postgres://postgres@127.0.0.1:5432/$DATABASE" "mysql://root@127.0.0.1:3306/$DATABASE")
 
