@@ -2,10 +2,11 @@
 """Peak RSS of whole syncs that would need a lot of memory if anything were held per file or per byte.
 
 Two cases, each synced by every installed downloader in a fresh child process with a fresh state
-directory: a manifest of 100,000 tiny files, and one file of 1 GB. The child's peak RSS comes from
-the kernel (`os.wait4` rusage, ru_maxrss in KiB on Linux). Usage:
+directory: a manifest of 100,000 tiny files, and one file of 1 GB. The child's peak RSS is the
+kernel's high-water mark of that process (VmHWM, read by harness.child while it runs). The trees are
+removed afterwards unless --work names where to keep them. Usage:
 
-    .venv/bin/python scripts/memory_check.py [--files 100000] [--big-mb 1000] [--work DIR]
+    .venv/bin/python scripts/memory_check.py [--files 100000] [--big-mb 1000] [--work DIR] [--downloader NAME]
 """
 
 from __future__ import annotations
@@ -72,16 +73,25 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=100_000, help="tiny files in the first manifest")
     parser.add_argument("--big-mb", type=int, default=1000, help="size of the single big file, MB")
     parser.add_argument("--work", type=Path, default=None, help="where to write the trees (default: a temp dir)")
+    parser.add_argument("--downloader", action="append", help="only this downloader (repeatable; default: all)")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="memory-check-"))
+    names = args.downloader or sorted(downloaders.available())
+    if args.work is None:
+        with tempfile.TemporaryDirectory(prefix="memory-check-") as work:
+            return check(Path(work), args.files, args.big_mb, names)
+    return check(args.work, args.files, args.big_mb, names)
+
+
+def check(work: Path, files: int, big_mb: int, names: list[str]) -> int:
+    """Write both trees under `work`, sync each with every downloader, print the table; 1 if over the bound."""
     tree = work / "tree"
-    print(f"Writing {args.files} tiny files and one {args.big_mb} MB file under {tree} ...", flush=True)
-    cases = {f"{args.files} tiny files": write_tiny_files(tree, args.files), f"1 file of {args.big_mb} MB": write_big_file(tree, args.big_mb)}
+    print(f"Writing {files} tiny files and one {big_mb} MB file under {tree} ...", flush=True)
+    cases = {f"{files} tiny files": write_tiny_files(tree, files), f"1 file of {big_mb} MB": write_big_file(tree, big_mb)}
     worst = 0.0
     print(f"| case | downloader | artifacts | MB | sync s | peak RSS MB |\n|---|---|---|---|---|---|")
     with serve_in_background(tree) as server:
         for case, manifest in cases.items():
-            for downloader in sorted(downloaders.available()):
+            for downloader in names:
                 home = work / f"home-{downloader}-{manifest.split('/')[0]}"
                 report = sync_in_child(server.url + manifest, downloader, home)
                 worst = max(worst, float(report["peak_rss_mb"]))
