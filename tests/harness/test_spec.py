@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from downloaders import available
 from harness.site import check_site, resolve_profile
 from harness.spec import Experiment, SpecError, experiment_from_dict, load_spec, manifest_path
 
@@ -29,6 +30,14 @@ def test_seed_002_is_the_seeds_matrix() -> None:
 def test_era_defaults_use_the_concurrency_of_that_time() -> None:
     spec = load_spec(EXPERIMENTS / "seed-002-era-defaults.toml")
     assert {v.downloader: v.download_concurrency for v in spec.variants} == {"asyncio": 100, "futures": 4}
+
+
+@pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.toml")), ids=lambda path: path.name)
+def test_every_shipped_experiment_is_valid_and_its_downloaders_installed(path: Path) -> None:
+    spec = load_spec(path)
+    assert spec.name == path.stem and spec.variants
+    installed = set(available())
+    assert {v.downloader for v in spec.variants if not v.is_command} <= installed
 
 
 def test_round_trip_through_json_values() -> None:
