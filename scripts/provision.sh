@@ -12,9 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# python3-dev and gcc build mysqlclient; git lets the harness record the commit it measured.
+# python3-dev and gcc build mysqlclient; git lets the harness record the commit it measured; aria2
+# is a peer in experiments/peers.toml; shellcheck lints the shell scripts in the tests.
 PACKAGES=(python3-venv python3-dev gcc git postgresql mariadb-server redis-server nginx-light libmariadb-dev
-  pkg-config ruby jq curl aria2)
+  pkg-config ruby jq curl aria2 shellcheck)
 DATABASE=pulp_sync
 SERVER_URLS=("postgres://postgres@127.0.0.1:5432/$DATABASE" "mysql://root@127.0.0.1:3306/$DATABASE")
 
