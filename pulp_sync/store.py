@@ -100,11 +100,10 @@ class ArtifactStore:
                 yield path, self._digest_named_by(path)
 
     def _digest_named_by(self, path: Path) -> str | None:
-        parts = path.relative_to(self.root).parts
-        if len(parts) != 3 or parts[0] != "artifact" or len(parts[1]) != 2:
-            return None
-        digest = parts[1] + parts[2]
-        return digest if _SHA256.fullmatch(digest) else None
+        """The digest whose artifact lives at `path`, or None: `relative_path_for` read backwards."""
+        relative = path.relative_to(self.root).as_posix()
+        digest = "".join(relative.split("/")[1:])
+        return digest if _SHA256.fullmatch(digest) and self.relative_path_for(digest) == relative else None
 
     def adopt(self, temp_file: Path, sha256: str) -> Path:
         """Move a verified temp file into place; if the artifact is already there, drop the temp file.
