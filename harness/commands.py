@@ -44,7 +44,6 @@ PLACEHOLDERS = (
     "out_dir",
     "concurrency",
 )
-_HASH_CHUNK = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -119,10 +118,8 @@ def _problem(out_dir: Path, entry: ManifestEntry) -> str | None:
         return f"{entry.relative_path} is missing"
     if path.stat().st_size != entry.size:
         return f"{entry.relative_path} has {path.stat().st_size} bytes, the manifest says {entry.size}"
-    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
+        digest = hashlib.file_digest(handle, "sha256")
     if digest.hexdigest() != entry.sha256:
         return f"{entry.relative_path} does not match its sha256"
     return None

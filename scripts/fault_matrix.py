@@ -195,8 +195,9 @@ def _content(repository: Any) -> set[tuple[str, str]]:
 
 def _listed(manifest: Path) -> set[tuple[str, str]]:
     """The (relative path, sha256) pairs a manifest lists."""
-    lines = manifest.read_text().splitlines()
-    return {(path, digest) for path, digest, _ in (line.split(",") for line in lines if line)}
+    from pulp_sync.manifest import parse_manifest
+
+    return {(entry.relative_path, entry.sha256) for entry in parse_manifest(manifest)}
 
 
 def _progress_line(cell: Cell) -> str:
