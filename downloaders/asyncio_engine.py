@@ -24,8 +24,8 @@ from downloaders.errors import (
 )
 from downloaders.headers import request_headers
 from downloaders.retry import RateLimiter, RetryPolicy, parse_retry_after
-from downloaders.streaming import BodyWriter
-from downloaders.tls import build_ssl_context
+from downloaders.offload import HashingThread
+from downloaders.tls import build_ssl_context, trusts_system_defaults
 from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult, Outcome
 
 __all__ = ["AsyncioDownloader"]
@@ -34,7 +34,7 @@ _BODY = tuple[Path, str, int]
 
 
 class AsyncioDownloader(BaseDownloader):
-    """Coroutines on one event loop in the engine thread; bodies hashed in small chunks on the loop.
+    """Coroutines on one event loop in the engine thread; large bodies hashed in a HashingThread.
 
     At most `download_concurrency` requests hold a connection; twice as many tasks exist at once
     (the others are backing off or waiting for a slot), so memory stays flat for any manifest.
@@ -53,21 +53,26 @@ class AsyncioDownloader(BaseDownloader):
         slots = asyncio.Semaphore(self.settings.download_concurrency)
         window = 2 * self.settings.download_concurrency
         pending: set[asyncio.Task[Outcome]] = set()
-        async with self._session() as session:
-            try:
-                for request in requests:
-                    if len(pending) >= window:
+        hashing = HashingThread(asyncio.get_running_loop())
+        try:
+            async with self._session() as session:
+                try:
+                    for request in requests:
+                        if len(pending) >= window:
+                            await _emit_finished(pending, handoff)
+                        job = self._download(session, slots, policy, limiter, hashing, request, temp_dir)
+                        pending.add(asyncio.create_task(job))
+                    while pending:
                         await _emit_finished(pending, handoff)
-                    job = self._download(session, slots, policy, limiter, request, temp_dir)
-                    pending.add(asyncio.create_task(job))
-                while pending:
-                    await _emit_finished(pending, handoff)
-            finally:
-                await _abandon(pending)
+                finally:
+                    await _abandon(pending)
+        finally:
+            hashing.close()
 
     def _session(self) -> aiohttp.ClientSession:
         settings = self.settings
-        connector = aiohttp.TCPConnector(limit=settings.download_concurrency, ssl=build_ssl_context(settings))
+        ssl = True if trusts_system_defaults(settings) else build_ssl_context(settings)  # aiohttp's is made at import
+        connector = aiohttp.TCPConnector(limit=settings.download_concurrency, ssl=ssl)
         timeout = aiohttp.ClientTimeout(
             total=settings.total_timeout,
             connect=settings.connect_timeout,
@@ -88,6 +93,7 @@ class AsyncioDownloader(BaseDownloader):
         slots: asyncio.Semaphore,
         policy: RetryPolicy,
         limiter: RateLimiter,
+        hashing: HashingThread,
         request: DownloadRequest,
         temp_dir: Path,
     ) -> Outcome:
@@ -98,7 +104,7 @@ class AsyncioDownloader(BaseDownloader):
                 check_url(request.url)
                 await asyncio.sleep(limiter.reserve())
                 async with slots:
-                    path, digest, size = await self._attempt(session, request, temp_dir)
+                    path, digest, size = await self._attempt(session, hashing, request, temp_dir)
                 return DownloadResult(request, path, digest, size, started, time.monotonic(), attempts)
             except DownloadError as error:
                 mismatches += isinstance(error, VerificationError)
@@ -106,17 +112,19 @@ class AsyncioDownloader(BaseDownloader):
                     return DownloadFailure(request, error, attempts)
                 await asyncio.sleep(policy.delay(error, attempts))
 
-    async def _attempt(self, session: aiohttp.ClientSession, request: DownloadRequest, temp_dir: Path) -> _BODY:
+    async def _attempt(
+        self, session: aiohttp.ClientSession, hashing: HashingThread, request: DownloadRequest, temp_dir: Path
+    ) -> _BODY:
         url = request.url
         try:
             async with session.get(url, headers=self._authorization(url), **self._proxy_arguments()) as response:
                 if not 200 <= response.status < 300:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
                     raise HttpStatusError(url, response.status, response.reason or "", retry_after)
-                with BodyWriter(request, temp_dir) as body:
+                with hashing.body(request, temp_dir) as body:
                     async for chunk in response.content.iter_chunked(self.settings.chunk_size):
-                        body.write(chunk)
-                    return body.path, body.finish(), body.size
+                        await body.write(chunk)
+                    return body.path, await body.finish(), body.size
         except aiohttp.ClientConnectorCertificateError as error:
             raise TLSVerificationError(url, f"TLS certificate not trusted: {error.certificate_error}") from error
         except aiohttp.ClientSSLError as error:

@@ -21,6 +21,9 @@ class BodyWriter:
     Used as a context manager: leaving the block without a successful `finish` (an error, a
     cancellation) deletes the file, so no partial download survives any failure. A local write
     error (a full disk) is a LocalStorageError, so every engine reports it alike and does not retry.
+
+    `write` is `check`, `add_to_digest` and `store`; `finish` is `close`, then `verify` of
+    `hexdigest`. An engine may hash in another thread (see downloaders.offload).
     """
 
     def __init__(self, request: DownloadRequest, temp_dir: Path) -> None:
@@ -37,22 +40,40 @@ class BodyWriter:
 
     def write(self, chunk: bytes) -> None:
         """Append a chunk; fail as soon as the body grows past the expected size or the size limit."""
+        self.check(chunk)
+        self.add_to_digest(chunk)
+        self.store(chunk)
+
+    def check(self, chunk: bytes) -> None:
+        """Count a chunk in; raise as soon as the body is longer than expected or than the limit."""
         self.size += len(chunk)
         expected, limit = self.request.size, self.request.max_size
         if expected is not None and self.size > expected:
             raise SizeMismatch(self.request.url, expected, self.size)
         if limit is not None and self.size > limit:
             raise BodyTooLarge(self.request.url, limit)
+
+    def add_to_digest(self, chunk: bytes) -> None:
+        """Hash a chunk: the one step an engine may run in another thread (in order, chunk after chunk)."""
         self._hash.update(chunk)
+
+    def store(self, chunk: bytes) -> None:
+        """Write a checked chunk to the temp file."""
         try:
             _write_all(self._file, chunk)
         except OSError as error:
             raise LocalStorageError(self.request.url, error) from error
 
-    def finish(self) -> str:
-        """Close and verify the file; returns its sha256. The file is kept only if this succeeds."""
+    def hexdigest(self) -> str:
+        """The sha256 of every chunk added to the digest so far."""
+        return self._hash.hexdigest()
+
+    def close(self) -> None:
+        """Close the temp file (it stays until `verify` keeps it or `discard` removes it)."""
         self._file.close()
-        digest = self._hash.hexdigest()
+
+    def verify(self, digest: str) -> str:
+        """Check the body's size and `digest` against the request; keep the file if they match."""
         expected_size, expected_digest = self.request.size, self.request.sha256
         if expected_size is not None and self.size != expected_size:
             raise SizeMismatch(self.request.url, expected_size, self.size)
@@ -61,15 +82,24 @@ class BodyWriter:
         self._kept = True
         return digest
 
+    def finish(self) -> str:
+        """Close and verify the file; returns its sha256. The file is kept only if this succeeds."""
+        self.close()
+        return self.verify(self.hexdigest())
+
+    def discard(self) -> None:
+        """Close and delete the file unless it was verified and kept."""
+        if not self._kept:
+            self._file.close()
+            self.path.unlink(missing_ok=True)
+
     def __enter__(self) -> "BodyWriter":
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        if not self._kept:
-            self._file.close()
-            self.path.unlink(missing_ok=True)
+        self.discard()
 
 
 def _write_all(file: BinaryIO, chunk: bytes) -> None:
