@@ -8,7 +8,7 @@ from pathlib import Path
 
 from downloaders.settings import DownloaderSettings
 
-__all__ = ["build_ssl_context"]
+__all__ = ["build_ssl_context", "trusts_system_defaults"]
 
 _FileKey = tuple[str, int] | None
 
@@ -22,6 +22,12 @@ def build_ssl_context(settings: DownloaderSettings) -> ssl.SSLContext:
     """
     files = (_file_key(settings.ca_cert), _file_key(settings.client_cert), _file_key(settings.client_key))
     return _context(settings.tls_validation, *files)
+
+
+def trusts_system_defaults(settings: DownloaderSettings) -> bool:
+    """True when the settings ask for nothing but the system's trust with hostname checks: what an
+    HTTP library's own default context does, so an engine may use that one instead of building its own."""
+    return settings.tls_validation and settings.ca_cert is None and settings.client_cert is None
 
 
 def _file_key(path: Path | None) -> _FileKey:
