@@ -72,7 +72,8 @@ def cli() -> None:
 @cli.command()
 def migrate() -> None:
     """Create or update the database schema."""
-    _open_database()
+    database.setup()
+    database.migrate()
     click.echo(f"Database ready: {database.describe()}")
 
 
@@ -80,7 +81,7 @@ def migrate() -> None:
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 def reset(yes: bool) -> None:
     """Delete every repository and artifact: a fresh schema and an empty store (the seed's pclean)."""
-    database.setup()
+    database.configure()
     if not yes:
         click.confirm(f"Delete all data in {database.describe()} and the artifact store?", abort=True)
     database.reset()
@@ -284,7 +285,7 @@ def main() -> None:
 
 def _open_database() -> None:
     database.setup()
-    database.migrate()
+    database.ensure_schema()
 
 
 def _save_remote(name: str, url: str, settings: dict[str, Any]) -> Remote:

@@ -1,40 +1,61 @@
-"""Starting Django on our settings, creating the schema, and the seed's `pclean` (reset)."""
+"""Starting Django on our settings, creating the schema, and the seed's `pclean` (reset).
+
+Django's migration machinery (and through it every model) is imported only by the functions that
+use it: a reset on sqlite needs none of it, and the harness runs one reset per run.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
+import pkgutil
 import shutil
-import sys
 from pathlib import Path
+from typing import Iterator
 
 import django
-from django.apps import apps
 from django.conf import settings
-from django.core.management import call_command
-from django.db import connection, connections
-from django.db.migrations.executor import MigrationExecutor
-from django.db.migrations.loader import MigrationLoader
-from django.db.migrations.recorder import MigrationRecorder
+from django.db import DatabaseError, connection, connections
+from django.utils.module_loading import import_string
 
 from pulp_sync.store import artifact_store
 
-__all__ = ["setup", "migrate", "reset", "describe"]
+__all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe"]
+
+
+def configure() -> None:
+    """Point Django at `pulp_sync.settings` (unless DJANGO_SETTINGS_MODULE names other settings) and
+    create PULP_SYNC_HOME, where the sqlite database is: enough for settings and a connection,
+    without loading any app's models."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pulp_sync.settings")
+    Path(settings.PULP_SYNC_HOME).mkdir(parents=True, exist_ok=True)
 
 
 def setup() -> None:
-    """Start Django with `pulp_sync.settings` (unless DJANGO_SETTINGS_MODULE names other settings).
-
-    Creates PULP_SYNC_HOME, where the sqlite database is, if it is not there yet.
-    """
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pulp_sync.settings")
+    """Start Django on our settings (see `configure`), models and all."""
+    configure()
     django.setup()
-    Path(settings.PULP_SYNC_HOME).mkdir(parents=True, exist_ok=True)
 
 
 def migrate() -> None:
     """Bring the schema up to date, quietly; a no-op when it already is."""
+    from django.core.management import call_command
+
+    setup()
     call_command("migrate", verbosity=0, interactive=False)
+
+
+def ensure_schema() -> None:
+    """`migrate` unless every migration on disk is already recorded as applied.
+
+    The check is one query and a directory listing per app; a no-op `migrate` costs ~60 ms (it
+    loads the migration graph and emits post_migrate, which queries content types and
+    permissions), paid by every sync. Anything unexpected (no table yet, a squashed migration)
+    falls through to `migrate`, which is always right.
+    """
+    if not _migrations_on_disk() <= _applied_migrations():
+        migrate()
 
 
 def reset() -> None:
@@ -45,12 +66,16 @@ def reset() -> None:
     sequences restarted): the same state as dropping and migrating, several times quicker. Any
     other server schema (older, or half made) is dropped and migrated afresh.
     """
+    from django.core.management import call_command
+
+    configure()
     sqlite_file = _sqlite_file()
     connections.close_all()
     artifact_store().remove_all()
     if sqlite_file is not None:
         _reset_sqlite(sqlite_file)
         return
+    setup()
     if _schema_is_current():
         call_command("flush", verbosity=0, interactive=False)
     else:
@@ -97,15 +122,62 @@ def _reset_sqlite(sqlite_file: Path) -> None:
 def _migrations_digest() -> str:
     """sha256 over every installed app's migration files (names and contents) and Django's version."""
     digest = hashlib.sha256(django.get_version().encode())
-    migrations = MigrationLoader(None, ignore_no_migrations=True).disk_migrations
-    for (app, name), migration in sorted(migrations.items()):
+    for app, name, path in sorted(_migration_files()):
         digest.update(f"{app}.{name}".encode())
-        digest.update(Path(str(sys.modules[type(migration).__module__].__file__)).read_bytes())
+        digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def _migration_files() -> Iterator[tuple[str, str, Path]]:
+    """(app label, migration name, file) of every installed app's migrations, named as Django's
+    loader names them, found without importing a migration, a model or even the app's package
+    (django.contrib.auth's imports most of Django)."""
+    for label, package in _migration_packages():
+        parent, _, last = package.rpartition(".")
+        spec = importlib.util.find_spec(parent) if parent else None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            folder = Path(location) / last
+            for module in pkgutil.iter_modules([str(folder)]):
+                if not module.ispkg and module.name[0] not in "_~":
+                    yield label, module.name, folder / f"{module.name}.py"
+
+
+def _migration_packages() -> Iterator[tuple[str, str]]:
+    """(app label, migrations package) per INSTALLED_APPS entry, an app's module or its AppConfig."""
+    for entry in settings.INSTALLED_APPS:
+        try:
+            is_module = importlib.util.find_spec(entry) is not None
+        except ModuleNotFoundError:  # "package.apps.SomeConfig": its parent is not a package
+            is_module = False
+        name, label = entry, entry.rpartition(".")[2]
+        if not is_module:
+            config = import_string(entry)
+            name = config.name
+            label = getattr(config, "label", name.rpartition(".")[2])
+        package = settings.MIGRATION_MODULES.get(label, f"{name}.migrations")
+        if package is not None:
+            yield label, package
+
+
+def _migrations_on_disk() -> set[tuple[str, str]]:
+    """(app label, migration name) of every migration file of every installed app."""
+    return {(label, name) for label, name, _ in _migration_files()}
+
+
+def _applied_migrations() -> set[tuple[str, str]]:
+    """What django_migrations records as applied; empty when there is no such table yet."""
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT app, name FROM django_migrations")
+            return {(app, name) for app, name in cursor.fetchall()}
+    except DatabaseError:
+        return set()
 
 
 def _schema_is_current() -> bool:
     """Every migration is applied and every model's table exists, so emptying them gives a fresh schema."""
+    from django.db.migrations.executor import MigrationExecutor
+
     executor = MigrationExecutor(connection)
     if executor.migration_plan(executor.loader.graph.leaf_nodes()):
         return False
@@ -121,6 +193,9 @@ def _drop_tables() -> None:
     while dropping (MySQL refuses to drop a referenced table otherwise; PostgreSQL's DROP TABLE
     ... CASCADE needs no help).
     """
+    from django.apps import apps
+    from django.db.migrations.recorder import MigrationRecorder
+
     existing = set(connection.introspection.table_names())
     models = [*apps.get_models(), MigrationRecorder.Migration]
     with connection.constraint_checks_disabled(), connection.schema_editor() as editor:
