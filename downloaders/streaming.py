@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
 
 from downloaders.errors import BodyTooLarge, DigestMismatch, LocalStorageError, SizeMismatch
 from downloaders.types import DownloadRequest
@@ -33,7 +33,7 @@ class BodyWriter:
         except OSError as error:
             raise LocalStorageError(request.url, error) from error
         self.path = Path(name)
-        self._file = os.fdopen(fd, "wb", buffering=0)
+        self._fd: int | None = fd
         self._hash = hashlib.sha256()
         self.size = 0
         self._kept = False
@@ -60,7 +60,7 @@ class BodyWriter:
     def store(self, chunk: bytes) -> None:
         """Write a checked chunk to the temp file."""
         try:
-            _write_all(self._file, chunk)
+            _write_all(self._fd, chunk)
         except OSError as error:
             raise LocalStorageError(self.request.url, error) from error
 
@@ -70,7 +70,9 @@ class BodyWriter:
 
     def close(self) -> None:
         """Close the temp file (it stays until `verify` keeps it or `discard` removes it)."""
-        self._file.close()
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
 
     def verify(self, digest: str) -> str:
         """Check the body's size and `digest` against the request; keep the file if they match."""
@@ -90,7 +92,7 @@ class BodyWriter:
     def discard(self) -> None:
         """Close and delete the file unless it was verified and kept."""
         if not self._kept:
-            self._file.close()
+            self.close()
             self.path.unlink(missing_ok=True)
 
     def __enter__(self) -> "BodyWriter":
@@ -102,9 +104,12 @@ class BodyWriter:
         self.discard()
 
 
-def _write_all(file: BinaryIO, chunk: bytes) -> None:
-    """Write every byte: an unbuffered write may write only part of a chunk (a disk filling up) and
-    say so only in its return value, which would leave a file shorter than the bytes hashed."""
+def _write_all(fd: int | None, chunk: bytes) -> None:
+    """Write every byte: a write may write only part of a chunk (a disk filling up) and say so only
+    in its return value, which would leave a file shorter than the bytes hashed. A raw descriptor,
+    not a file object: opening one costs an extra system call per download."""
+    if fd is None:
+        raise OSError(errno.EBADF, "the temp file is closed")
     view = memoryview(chunk)
     while view:
-        view = view[file.write(view) :]
+        view = view[os.write(fd, view) :]

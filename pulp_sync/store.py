@@ -106,18 +106,19 @@ class ArtifactStore:
         return digest if _SHA256.fullmatch(digest) and self.relative_path_for(digest) == relative else None
 
     def adopt(self, temp_file: Path, sha256: str) -> Path:
-        """Move a verified temp file into place; if the artifact is already there, drop the temp file.
+        """Move a verified temp file into place: one atomic rename, which also replaces whatever
+        was there (the same bytes, or a damaged file). The folder is made only when it is missing.
 
-        An existing file of another size is damaged and is replaced by the verified one.
+        One rename and nothing else per artifact: on many small files every system call counts.
         """
         target = self.path_for(sha256)
-        if target.exists() and target.stat().st_size == temp_file.stat().st_size:
-            temp_file.unlink()
-            return target
-        target.parent.mkdir(parents=True, exist_ok=True)
         if self.fsync:
             _flush(temp_file)
-        os.replace(temp_file, target)
+        try:
+            os.replace(temp_file, target)
+        except FileNotFoundError:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(temp_file, target)
         if self.fsync:
             _flush(target.parent)
         return target

@@ -49,16 +49,17 @@ def test_adopt_renames_into_place(store: ArtifactStore) -> None:
 
 def test_adopt_dedupes(store: ArtifactStore) -> None:
     first = store.adopt(temp_file(store), DIGEST)
-    inode = first.stat().st_ino
     second = temp_file(store)
     assert store.adopt(second, DIGEST) == first
-    assert first.stat().st_ino == inode and not second.exists()
+    assert first.read_bytes() == BODY and not second.exists()
+    assert [path for path, _ in store.stored_files()] == [first]
 
 
-def test_adopt_replaces_a_damaged_file(store: ArtifactStore) -> None:
+@pytest.mark.parametrize("damaged", [b"truncat", b"x" * len(BODY)], ids=["shorter", "same size"])
+def test_adopt_replaces_a_damaged_file(store: ArtifactStore, damaged: bytes) -> None:
     target = store.path_for(DIGEST)
     target.parent.mkdir(parents=True)
-    target.write_bytes(b"truncat")
+    target.write_bytes(damaged)
     store.adopt(temp_file(store), DIGEST)
     assert target.read_bytes() == BODY
 
