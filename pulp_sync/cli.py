@@ -7,6 +7,7 @@ stderr, `Error: ...`, and exit status 1, never a traceback.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 from contextlib import contextmanager
@@ -279,13 +280,33 @@ def createuser(name: str, password: str | None, token: bool) -> None:
 
 
 def main() -> None:
-    """The `pulp-sync` console script."""
-    cli(prog_name="pulp-sync")
+    """The `pulp-sync` console script.
+
+    Every object is frozen out of the garbage collector before the interpreter exits: its last
+    full collection would scan them all (~0.12 s after a sync) only to free them anyway.
+    """
+    try:
+        cli(prog_name="pulp-sync")
+    finally:
+        gc.freeze()
 
 
 def _open_database() -> None:
-    database.setup()
+    with _long_lived_objects():
+        database.setup()
     database.ensure_schema()
+
+
+@contextmanager
+def _long_lived_objects() -> Iterator[None]:
+    """Pause the garbage collector while Django loads, then freeze what it made: those objects live
+    as long as the process, and scanning them again and again costs ~70 ms of every start-up."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def _save_remote(name: str, url: str, settings: dict[str, Any]) -> Remote:
