@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
+from collections import deque
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Coroutine, Iterable
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -52,20 +53,19 @@ class AsyncioDownloader(BaseDownloader):
         policy, limiter = RetryPolicy(self.settings), RateLimiter(self.settings.rate_limit)
         slots = asyncio.Semaphore(self.settings.download_concurrency)
         window = 2 * self.settings.download_concurrency
-        pending: set[asyncio.Task[Outcome]] = set()
+        downloads = _Downloads()
         hashing = HashingThread(asyncio.get_running_loop())
         try:
             async with self._session() as session:
                 try:
                     for request in requests:
-                        if len(pending) >= window:
-                            await _emit_finished(pending, handoff)
-                        job = self._download(session, slots, policy, limiter, hashing, request, temp_dir)
-                        pending.add(asyncio.create_task(job))
-                    while pending:
-                        await _emit_finished(pending, handoff)
+                        if len(downloads.pending) >= window:
+                            await downloads.emit_ended(handoff)
+                        downloads.start(self._download(session, slots, policy, limiter, hashing, request, temp_dir))
+                    while downloads.pending:
+                        await downloads.emit_ended(handoff)
                 finally:
-                    await _abandon(pending)
+                    await _abandon(downloads.pending)
         finally:
             hashing.close()
 
@@ -102,7 +102,8 @@ class AsyncioDownloader(BaseDownloader):
             attempts += 1
             try:
                 check_url(request.url)
-                await asyncio.sleep(limiter.reserve())
+                if delay := limiter.reserve():
+                    await asyncio.sleep(delay)
                 async with slots:
                     path, digest, size = await self._attempt(session, hashing, request, temp_dir)
                 return DownloadResult(request, path, digest, size, started, time.monotonic(), attempts)
@@ -164,14 +165,39 @@ class AsyncioDownloader(BaseDownloader):
         return {"proxy": settings.proxy_url, "proxy_auth": auth}
 
 
-async def _emit_finished(pending: set[asyncio.Task[Outcome]], handoff: Handoff) -> None:
-    """Wait for at least one download to end and hand every ended one over, removing it from `pending`."""
-    done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-    for task in done:
-        pending.discard(task)
-        outcome = task.result()
-        if not handoff.try_emit(outcome):
-            await asyncio.to_thread(handoff.emit, outcome)
+class _Downloads:
+    """The downloads in flight, and those that ended, in the order they ended.
+
+    Handing ended ones over costs the same with 20 downloads in flight as with 2, where
+    `asyncio.wait(pending)` adds and removes a callback on every pending task at each call: on
+    10,000 small files that was a visible share of the loop's time.
+    """
+
+    def __init__(self) -> None:
+        self.pending: set[asyncio.Task[Outcome]] = set()
+        self._ended: deque[asyncio.Task[Outcome]] = deque()
+        self._woken = asyncio.Event()
+
+    def start(self, download: Coroutine[Any, Any, Outcome]) -> None:
+        task = asyncio.create_task(download)
+        task.add_done_callback(self._on_end)
+        self.pending.add(task)
+
+    def _on_end(self, task: asyncio.Task[Outcome]) -> None:
+        self._ended.append(task)
+        self._woken.set()
+
+    async def emit_ended(self, handoff: Handoff) -> None:
+        """Wait for at least one download to end and hand every ended one over."""
+        while not self._ended:
+            self._woken.clear()
+            await self._woken.wait()
+        while self._ended:
+            task = self._ended.popleft()
+            self.pending.discard(task)
+            outcome = task.result()
+            if not handoff.try_emit(outcome):
+                await asyncio.to_thread(handoff.emit, outcome)
 
 
 async def _abandon(pending: set[asyncio.Task[Outcome]]) -> None:
