@@ -10,6 +10,7 @@ thread: the downloader reads its requests from a spool file in the sync's worksp
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from contextlib import closing
@@ -170,8 +171,17 @@ def sync_repository(
 
 
 def file_url(manifest_url: str, relative_path: str) -> str:
-    """Where a manifest's file is: its quoted path relative to the manifest's own URL."""
-    return urljoin(manifest_url, quote(relative_path))
+    """Where a manifest's file is: its quoted path under the manifest's directory URL.
+
+    For a path parse_manifest accepted (relative, no empty, '.' or '..' segment) joining is
+    appending, so the URL join is done once per manifest URL rather than once per file.
+    """
+    return _directory_url(manifest_url) + quote(relative_path)
+
+
+@functools.lru_cache(maxsize=16)
+def _directory_url(manifest_url: str) -> str:
+    return urljoin(manifest_url, ".")
 
 
 def _downloader(remote: Remote) -> tuple[Downloader, int]:
