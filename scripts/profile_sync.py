@@ -25,14 +25,14 @@ from fixtures.generate import default_fixture_dir
 from fixtures.nginx import serve_with_nginx
 
 PARTS = {
-    "downloads' hashing and writing (BodyWriter)": ("BodyWriter.write", "_write_all"),
+    "downloads' hashing and writing (BodyWriter)": ("BodyWriter.write", "BodyWriter.add_to_digest", "_write_all"),
     "temp file creation, adoption into the store": ("mkstemp", "BodyWriter.__init__", "ArtifactStore.adopt"),
     "network (sockets, HTTP parsing)": (
         "selector_events", "aiohttp", "urllib3", "http/client", "socket.py", "httpcore", "h11", "uvloop"
     ),
     "database (Django, sqlite)": ("django/", "sqlite3"),
     "event loop machinery": ("asyncio/base_events", "asyncio/events", "asyncio/tasks", "asyncio/locks"),
-    "thread hand-offs (queues, futures)": ("threading.py", "queue.py", "concurrent/futures"),
+    "thread hand-offs (queues, futures)": ("threading.py", "queue.py", "concurrent/futures", "HashingThread._put"),
 }
 """Parts of the work, each the frames whose text contains one of the strings; a sample counts once
 per part it is under (so the shares need not add up to 100%)."""
