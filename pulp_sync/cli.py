@@ -73,7 +73,6 @@ def cli() -> None:
 @cli.command()
 def migrate() -> None:
     """Create or update the database schema."""
-    database.setup()
     database.migrate()
     click.echo(f"Database ready: {database.describe()}")
 
