@@ -32,7 +32,9 @@ PARTS = {
     ),
     "database (Django, sqlite)": ("django/", "sqlite3"),
     "event loop machinery": ("asyncio/base_events", "asyncio/events", "asyncio/tasks", "asyncio/locks"),
-    "thread hand-offs (queues, futures)": ("threading.py", "queue.py", "concurrent/futures", "HashingThread._put"),
+    "thread hand-offs (queues, futures)": (
+        "Condition.", "Event.", "Queue.", "concurrent/futures", "Handoff.", "HashingThread._put"
+    ),
 }
 """Parts of the work, each the frames whose text contains one of the strings; a sample counts once
 per part it is under (so the shares need not add up to 100%)."""
