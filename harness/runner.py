@@ -1,8 +1,10 @@
 """The run loop: for every planned run, restart what the variant uses, reset, sync, record, save.
 
     prepare the fixture tree ─> start a server per profile ─> for each run in plan order:
-        restart its server (if asked) ─> `pulp-sync reset --yes` ─> `pulp-sync sync --json`
+        restart its server (if asked) ─> move the last run's files to the trash
+        ─> `pulp-sync reset --yes` ─> `pulp-sync sync --json`
         ─> record ─> rewrite results.json, runs.csv, perf_data (atomically)
+    ─> empty the trash (harness/trash.py says why not before each run)
 
 A run that fails is recorded with its error and the experiment goes on; a reset that fails stops
 it (every later run would measure a dirty state) with the runs so far saved, ready for --resume.
@@ -30,11 +32,14 @@ from harness.schedule import PlannedRun, plan
 from harness.workers import running_workers
 from harness.site import FixtureSite, check_site, manifest_facts, prepare_tree
 from harness.spec import Experiment, SpecError, Variant
+from harness.trash import Trash
 
 __all__ = ["RunOptions", "check_runnable", "run_experiment", "compatible"]
 
 _COMMAND_INPUTS = "command-inputs"
 _COMMAND_OUTPUT = "command-output"
+_TRASH = "trash"
+_STORE = "artifacts"
 
 
 @dataclass(frozen=True)
@@ -86,12 +91,13 @@ def run_experiment(
     save_run_outputs(folder, results)
     session = time.monotonic()
     elapsed_before = results.elapsed_seconds
+    trash = Trash(options.state_dir / _TRASH, defaults.TRASH_MIN_FREE)
     with FixtureSite(experiment, root) as site:
         options.progress.start(len(planned), len(planned) - len(todo))
         try:
             for run in todo:
                 options.progress.run_started(run, _label(run, experiment))
-                record = _make_run(run, experiment, site, options)
+                record = _make_run(run, experiment, site, options, trash)
                 results.runs.append(record)
                 results.elapsed_seconds = elapsed_before + time.monotonic() - session
                 save_run_outputs(folder, results)
@@ -99,6 +105,8 @@ def run_experiment(
         finally:
             options.progress.stop()
             results.environment["servers"] = site.stats()
+            _discard_run_files(options.state_dir, trash)
+            trash.empty()
     results.finished_at = now_iso()
     if options.cleanup:
         _clean_up(experiment, options)
@@ -117,11 +125,15 @@ def _start(experiment: Experiment, root: Path | None, previous: Results | None) 
     return results
 
 
-def _make_run(run: PlannedRun, experiment: Experiment, site: FixtureSite, options: RunOptions) -> RunRecord:
-    """One run: restart (if asked), reset in its own child (timed as overhead), then the sync child."""
+def _make_run(
+    run: PlannedRun, experiment: Experiment, site: FixtureSite, options: RunOptions, trash: Trash
+) -> RunRecord:
+    """One run: restart (if asked), the last run's files to the trash, reset in its own child (timed
+    as overhead), then the sync child."""
     variant = experiment.variant(run.variant)
     env = pulpcli.child_env(variant, options.state_dir)
     restart_seconds = site.restart(variant)
+    _discard_run_files(options.state_dir, trash)
     reset = pulpcli.reset(env, options.command)
     started_at = now_iso()
     url = site.manifest_url(variant, run.manifest)
@@ -134,6 +146,12 @@ def _make_run(run: PlannedRun, experiment: Experiment, site: FixtureSite, option
         return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout, workers.usage)
     child = pulpcli.sync(url, variant, env, experiment.timeout, options.command)
     return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout)
+
+
+def _discard_run_files(state_dir: Path, trash: Trash) -> None:
+    """Move the store and a peer's output of the last run into the trash, so the reset deletes no file."""
+    for tree in (_STORE, _COMMAND_OUTPUT):
+        trash.discard(state_dir / tree)
 
 
 def _make_command_run(run: PlannedRun, variant: Variant, url: str, experiment: Experiment, site: FixtureSite,
@@ -151,10 +169,8 @@ def _make_command_run(run: PlannedRun, variant: Variant, url: str, experiment: E
         "files": len(inputs.entries),
         "bytes": sum(entry.size for entry in inputs.entries),
     }
-    record = record_command_run(run, started_at, child, reset_seconds, restart_seconds, experiment.timeout,
-                                fetched, problem)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    return record
+    return record_command_run(run, started_at, child, reset_seconds, restart_seconds, experiment.timeout,
+                              fetched, problem)
 
 
 def _label(run: PlannedRun, experiment: Experiment) -> str:

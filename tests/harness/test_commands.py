@@ -52,6 +52,8 @@ def test_curl_is_timed_checked_and_compared_and_a_wrong_peer_fails(tiny_tree: Pa
     ratios = json.loads((tmp_path / "out" / "results.json").read_text())["statistics"]["peer_ratios"]
     assert [(r["variant"], r["peer"]) for r in ratios] == [("asyncio", "curl")] and ratios[0]["ratio"] > 0
     assert "asyncio reaches" in done.stdout and "the throughput of curl" in done.stdout
+    state = tmp_path / ".pulp-sync" / "bench"
+    assert not (state / "trash").exists() and not (state / "command-output").exists()  # emptied at the end
 
 
 def test_check_output_names_the_first_problem(tiny_tree: Path, tmp_path: Path) -> None:
