@@ -25,6 +25,7 @@ from django.db import transaction
 
 import downloaders
 from downloaders import BodyTooLarge, Downloader, DownloadFailure, DownloadRequest, DownloadResult, UnknownDownloader
+from pulp_sync.bulk import insert_rows, now_for_insert
 from pulp_sync.manifest import ManifestError, parse_manifest
 from pulp_sync.messages import one_line
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
@@ -310,11 +311,9 @@ class _ArtifactRecorder:
         if not results:
             return
         try:
-            rows = [
-                Artifact(sha256=r.sha256, size=r.size, relative_path=store.relative_path_for(r.sha256), missing=True)
-                for r in results
-            ]
-            Artifact.objects.bulk_create(rows, batch_size=_INSERT_BATCH, ignore_conflicts=True)
+            now = now_for_insert(Artifact)
+            rows = [(r.sha256, r.size, store.relative_path_for(r.sha256), now, True) for r in results]
+            insert_rows(Artifact, ("sha256", "size", "relative_path", "created", "missing"), rows, ignore_conflicts=True)
             for result in results:
                 store.adopt(result.path, result.sha256)
             Artifact.objects.filter(sha256__in=[r.sha256 for r in results], missing=True).update(missing=False)
@@ -332,9 +331,8 @@ def _create_version(repository: Repository, manifest: Path) -> int | None:
         if latest is not None and set(latest.content.values_list("pk", flat=True)) == content:
             return None
         version = RepositoryVersion.objects.create(repository=repository, number=latest.number + 1 if latest else 1)
-        memberships = (RepositoryContent(version=version, content_id=pk) for pk in sorted(content))
-        for batch in batches(memberships, _INSERT_BATCH):
-            RepositoryContent.objects.bulk_create(batch)
+        for batch in batches(((version.pk, pk) for pk in sorted(content)), _INSERT_BATCH):
+            insert_rows(RepositoryContent, ("version", "content"), batch)
         return version.number
 
 
@@ -346,9 +344,10 @@ def _content_ids(manifest: Path) -> set[int]:
         rows = {
             FileContent.key_for(e.relative_path, e.sha256): (e.relative_path, artifacts[e.sha256]) for e in batch
         }
-        FileContent.objects.bulk_create(
-            [FileContent(key=key, relative_path=path, artifact_id=pk) for key, (path, pk) in rows.items()],
-            batch_size=_INSERT_BATCH,
+        insert_rows(
+            FileContent,
+            ("key", "relative_path", "artifact"),
+            [(key, path, pk) for key, (path, pk) in rows.items()],
             ignore_conflicts=True,
         )
         ids.update(FileContent.objects.filter(key__in=rows).values_list("pk", flat=True))
