@@ -24,6 +24,7 @@ __all__ = [
     "SWEEP_TOLERANCE",
     "RESULTS_DIR",
     "STATE_DIR",
+    "TRASH_MANY_FILES",
     "TRASH_MIN_FREE",
     "PULP_SYNC_COMMAND",
     "REPOSITORY",
@@ -67,9 +68,11 @@ RESULTS_DIR = Path("results")
 """Where `results/<timestamp>-<experiment>/` folders go."""
 STATE_DIR = Path(".pulp-sync") / "bench"
 """PULP_SYNC_HOME of the benchmarked syncs: reset before every run, so never the user's own."""
+TRASH_MANY_FILES = 1000
+"""A run's tree of this many files or more waits in the trash until the experiment ends, a smaller
+one is deleted before the next run (harness/trash.py says why)."""
 TRASH_MIN_FREE = 0.10
-"""Share of the disk kept free: the last runs' files wait in the trash until the experiment ends
-(harness/trash.py), unless free space falls below this, when the trash is emptied at once."""
+"""Share of the disk kept free: the trash is emptied at once when free space falls below this."""
 PULP_SYNC_COMMAND = (sys.executable, "-m", "pulp_sync")
 """How a run starts pulp-sync: the same interpreter as the harness, so the same installed code."""
 REPOSITORY = "bench"

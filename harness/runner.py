@@ -91,7 +91,7 @@ def run_experiment(
     save_run_outputs(folder, results)
     session = time.monotonic()
     elapsed_before = results.elapsed_seconds
-    trash = Trash(options.state_dir / _TRASH, defaults.TRASH_MIN_FREE)
+    trash = Trash(options.state_dir / _TRASH, defaults.TRASH_MANY_FILES, defaults.TRASH_MIN_FREE)
     with FixtureSite(experiment, root) as site:
         options.progress.start(len(planned), len(planned) - len(todo))
         try:
