@@ -1,5 +1,6 @@
 # Sourced by ./runtests.sh, ./manytests.sh and scripts/provision.sh: make .venv and install the
-# package on first use, and again whenever setup.py changes. Sets PYTHON and VENV for the caller.
+# package and the example plugins on first use, and again whenever setup.py or a plugin's
+# pyproject.toml changes. Sets PYTHON and VENV for the caller.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${PULP_SYNC_VENV:-$ROOT/.venv}"
@@ -31,11 +32,14 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$all_extras" ]; then
       "then run this command again." >&2
   fi
 fi
-if [ "$(cat "$stamp" 2>/dev/null)" != "$extras" ] || [ "$ROOT/setup.py" -nt "$stamp" ]; then
-  echo "Installing pulp-sync and its test tools into $VENV ..." >&2
+changed="$(find "$ROOT/setup.py" "$ROOT"/examples/*/pyproject.toml -newer "$stamp" 2>/dev/null | head -1 || true)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$extras" ] || [ -n "$changed" ]; then
+  echo "Installing pulp-sync, the example plugins and the test tools into $VENV ..." >&2
   "$PYTHON" -m pip install --quiet --upgrade pip setuptools wheel
   "$PYTHON" -m pip install --quiet -e "${ROOT}[$extras]"
-  "$PYTHON" -m pip install --quiet -e "$ROOT/examples/pulp-sync-httpx"
+  for plugin in "$ROOT"/examples/*/; do
+    "$PYTHON" -m pip install --quiet -e "$plugin"
+  done
   echo "$extras" >"$stamp"
 fi
 export PATH="$VENV/bin:$PATH"

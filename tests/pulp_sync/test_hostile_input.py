@@ -53,8 +53,10 @@ ENDLESS_BOUND = 64 * 1024 * 1024
 """More than socket buffers and one chunk hold: what an endless response may have sent before the client hung up."""
 
 
-@pytest.fixture(params=ENGINES)
+@pytest.fixture(params=[*ENGINES, "pycurl"])
 def engine(request: pytest.FixtureRequest) -> str:
+    """The built-ins, and the libcurl plugin (examples/pulp-sync-pycurl), offered as the fast choice
+    for many small files, so it must face the same hostile input."""
     return request.param
 
 

@@ -1,0 +1,378 @@
+"""CurlDownloader: libcurl's multi interface (pycurl), so the HTTP of every transfer runs in C.
+
+`curl --parallel` is libcurl's multi interface; this engine drives the same interface from the
+engine thread, and Python runs only where pulp-sync must: a write callback per chunk (size check,
+sha256, the temp file, through BodyWriter), a header callback per header line, and the bookkeeping
+when a transfer ends. On 10,000 small files aiohttp alone, keeping no byte, takes longer than curl
+takes for the whole job (docs/performance.md in pulp-sync); this is the engine for that case.
+
+At most `download_concurrency` easy handles are in the multi handle at once (and libcurl opens no
+more connections than that); a window of twice as many live jobs bounds what is taken from the
+requests, and a job whose outcome the consumer has not taken yet counts as live, so a slow consumer
+holds the whole fetch back. A job to retry waits in a heap until its backoff is over, holding no
+handle. Retries, backoff, Retry-After and the rate limit follow pulp-sync's RetryPolicy and
+RateLimiter, as the built-in engines do.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import pycurl
+
+from downloaders import (
+    BaseDownloader,
+    BodyWriter,
+    DownloadConnectionError,
+    DownloadError,
+    DownloaderSettings,
+    DownloadJob,
+    DownloadRequest,
+    DownloadResult,
+    DownloadTimeout,
+    FetchCancelled,
+    Handoff,
+    HttpStatusError,
+    Outcome,
+    RateLimiter,
+    RetryPolicy,
+    TLSVerificationError,
+    UnsupportedURL,
+    VerificationError,
+    check_url,
+    parse_retry_after,
+    request_headers,
+)
+
+__all__ = ["CurlDownloader", "curl_options"]
+
+WINDOW_FACTOR = 2
+"""Jobs alive at once (in flight, backing off or waiting for the consumer), per connection."""
+MAX_REDIRECTS = 10
+"""Redirects followed per request, as the built-in engines do."""
+TICK = 0.05
+"""Longest wait for the network, in seconds: how soon a closed iterator or a due retry is noticed."""
+IDLE_PAUSE = 0.002
+"""Seconds between looks at a full hand-off queue while no transfer runs."""
+MAX_BUFFER = 10 * 1024 * 1024
+"""libcurl's largest receive buffer (CURLOPT_BUFFERSIZE)."""
+
+_HTTP = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
+_TIMEOUTS = {pycurl.E_OPERATION_TIMEDOUT}
+_UNSUPPORTED = {pycurl.E_UNSUPPORTED_PROTOCOL, pycurl.E_URL_MALFORMAT}
+_UNTRUSTED = {pycurl.E_PEER_FAILED_VERIFICATION, pycurl.E_SSL_CACERT_BADFILE}
+_TOO_LARGE = 100
+"""CURLE_TOO_LARGE, which libcurl reports without a message: over HTTP, a header past its 100 kB limit."""
+_TLS = {
+    pycurl.E_SSL_CONNECT_ERROR,
+    pycurl.E_SSL_CERTPROBLEM,
+    pycurl.E_SSL_CIPHER,
+    pycurl.E_SSL_ISSUER_ERROR,
+    pycurl.E_SSL_PINNEDPUBKEYNOTMATCH,
+    pycurl.E_SSL_INVALIDCERTSTATUS,
+}
+
+
+class CurlDownloader(BaseDownloader):
+    """One CurlMulti in the engine thread; see the module's docstring."""
+
+    name = "pycurl"
+
+    def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
+        transfers = _Transfers(self.settings, self.name, temp_dir)
+        try:
+            _Scheduler(self.settings, transfers, handoff).run(iter(requests))
+        finally:
+            transfers.close()
+
+
+def curl_options(settings: DownloaderSettings, engine: str) -> dict[int, object]:
+    """The settings as libcurl options, set once per easy handle.
+
+    Timeouts: the shorter of `connect_timeout` and `sock_connect_timeout` is libcurl's connect
+    timeout (DNS, TCP and TLS); `sock_read_timeout` is a low-speed limit of 1 byte/s over that many
+    seconds (whole seconds, at least 1: libcurl's resolution), which covers the wait for the
+    response too; `total_timeout` is libcurl's timeout for the whole transfer.
+    """
+    headers = request_headers(settings, engine)
+    options: dict[int, object] = {
+        pycurl.NOSIGNAL: 1,
+        pycurl.FOLLOWLOCATION: 1,
+        pycurl.MAXREDIRS: MAX_REDIRECTS,
+        pycurl.PROTOCOLS: _HTTP,
+        pycurl.REDIR_PROTOCOLS: _HTTP,
+        pycurl.HTTPHEADER: [f"{name}: {value}" for name, value in headers.items()],
+        pycurl.BUFFERSIZE: min(settings.chunk_size, MAX_BUFFER),
+        pycurl.SSL_VERIFYPEER: 1 if settings.tls_validation else 0,
+        pycurl.SSL_VERIFYHOST: 2 if settings.tls_validation else 0,
+        pycurl.PROXY: settings.proxy_url or "",  # "" also ignores the *_proxy variables, as trust_env=False
+    }
+    connect = min((t for t in (settings.connect_timeout, settings.sock_connect_timeout) if t is not None), default=None)
+    if connect is not None:
+        options[pycurl.CONNECTTIMEOUT_MS] = max(1, round(connect * 1000))
+    if settings.sock_read_timeout is not None:
+        options[pycurl.LOW_SPEED_LIMIT] = 1
+        options[pycurl.LOW_SPEED_TIME] = max(1, math.ceil(settings.sock_read_timeout))
+    if settings.total_timeout is not None:
+        options[pycurl.TIMEOUT_MS] = max(1, round(settings.total_timeout * 1000))
+    if settings.username:
+        options[pycurl.HTTPAUTH] = pycurl.HTTPAUTH_BASIC
+        options[pycurl.USERPWD] = f"{settings.username}:{settings.password or ''}"
+    if settings.proxy_url and settings.proxy_username:
+        options[pycurl.PROXYUSERPWD] = f"{settings.proxy_username}:{settings.proxy_password or ''}"
+    if settings.ca_cert is not None:
+        options[pycurl.CAINFO] = str(settings.ca_cert)
+    if settings.client_cert is not None:
+        options[pycurl.SSLCERT] = str(settings.client_cert)
+    if settings.client_key is not None:
+        options[pycurl.SSLKEY] = str(settings.client_key)
+    return options
+
+
+@dataclass
+class _Transfer:
+    """One attempt: the response's status and Retry-After as the headers arrive, the body as a
+    BodyWriter made on its first 2xx byte, and an error raised inside a callback."""
+
+    job: DownloadJob
+    temp_dir: Path
+    status: int = 0
+    reason: str = ""
+    retry_after: str | None = None
+    body: BodyWriter | None = None
+    error: DownloadError | None = None
+
+    def header(self, line: bytes) -> None:
+        """Called by libcurl per header line, for every response of a redirect chain."""
+        text = line.decode("latin-1").strip()
+        if text.startswith("HTTP/"):
+            parts = text.split(" ", 2)
+            self.status, self.reason, self.retry_after = int(parts[1]), parts[2] if len(parts) > 2 else "", None
+        elif text.lower().startswith("retry-after:"):
+            self.retry_after = text.split(":", 1)[1].strip()
+
+    def write(self, chunk: bytes) -> int | None:
+        """Called by libcurl per chunk of body; returning 0 makes it end the transfer (a write error)."""
+        if not 200 <= self.status < 300:
+            return None  # a redirect's or an error page's body: not the file
+        try:
+            self._body().write(chunk)
+        except DownloadError as error:
+            self.error = error
+            return 0
+        return None
+
+    def finish(self, status: int) -> tuple[Path, str, int]:
+        """The verified file of a transfer libcurl completed with `status`; raises what went wrong."""
+        url = self.job.request.url
+        if not 200 <= status < 300:
+            raise HttpStatusError(url, status, self.reason, parse_retry_after(self.retry_after))
+        body = self._body()
+        return body.path, body.finish(), body.size
+
+    def discard(self) -> None:
+        """Remove the temp file unless the transfer verified it."""
+        if self.body is not None:
+            self.body.discard()
+
+    def _body(self) -> BodyWriter:
+        if self.body is None:
+            self.body = BodyWriter(self.job.request, self.temp_dir)
+        return self.body
+
+
+class _Transfers:
+    """A CurlMulti and its `download_concurrency` easy handles, each set up once and reused."""
+
+    def __init__(self, settings: DownloaderSettings, engine: str, temp_dir: Path) -> None:
+        self.temp_dir = temp_dir
+        self.multi = pycurl.CurlMulti()
+        self.multi.setopt(pycurl.M_MAX_TOTAL_CONNECTIONS, settings.download_concurrency)
+        options = curl_options(settings, engine)
+        self.idle: list[pycurl.Curl] = [_handle(options) for _ in range(settings.download_concurrency)]
+        self.active: dict[pycurl.Curl, _Transfer] = {}
+
+    def start(self, job: DownloadJob) -> None:
+        """Begin an attempt of `job` on an idle handle."""
+        handle = self.idle.pop()
+        transfer = _Transfer(job, self.temp_dir)
+        handle.setopt(pycurl.URL, job.request.url)
+        handle.setopt(pycurl.HEADERFUNCTION, transfer.header)
+        handle.setopt(pycurl.WRITEFUNCTION, transfer.write)
+        self.active[handle] = transfer
+        self.multi.add_handle(handle)
+
+    def step(self, wait: float) -> list[tuple[DownloadJob, tuple[Path, str, int] | DownloadError]]:
+        """Let libcurl work, waiting up to `wait` s for the network if nothing ended; what ended."""
+        self._perform()
+        ended = self._ended()
+        if not ended and self.active:
+            self.multi.select(wait)
+            self._perform()
+            ended = self._ended()
+        return ended
+
+    def close(self) -> None:
+        """Stop every transfer, removing its temp file, and free libcurl's handles."""
+        for handle, transfer in self.active.items():
+            self.multi.remove_handle(handle)
+            transfer.discard()
+            handle.close()
+        for handle in self.idle:
+            handle.close()
+        self.active.clear()
+        self.multi.close()
+
+    def _perform(self) -> None:
+        while self.multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
+            continue
+
+    def _ended(self) -> list[tuple[DownloadJob, tuple[Path, str, int] | DownloadError]]:
+        ended = []
+        while True:
+            queued, completed, failed = self.multi.info_read()
+            ended += [self._end(handle, 0, "") for handle in completed]
+            ended += [self._end(handle, errno, message) for handle, errno, message in failed]
+            if not queued:
+                return ended
+
+    def _end(self, handle: pycurl.Curl, errno: int, message: str) -> tuple[DownloadJob, tuple[Path, str, int] | DownloadError]:
+        self.multi.remove_handle(handle)
+        transfer = self.active.pop(handle)
+        self.idle.append(handle)
+        try:
+            if transfer.error is not None:
+                raise transfer.error
+            if errno:
+                raise _translate(transfer.job.request.url, errno, message)
+            return transfer.job, transfer.finish(handle.getinfo(pycurl.RESPONSE_CODE))
+        except DownloadError as error:
+            transfer.discard()
+            return transfer.job, error
+
+
+@dataclass(order=True)
+class _Due:
+    """A job waiting for its time: a retry's backoff, or a start slot the rate limit reserved."""
+
+    at: float
+    order: int
+    job: DownloadJob = field(compare=False)
+    slot_reserved: bool = field(compare=False, default=False)
+
+
+class _Scheduler:
+    """Which job starts when, what each ending means, and handing outcomes over in order of ending."""
+
+    def __init__(self, settings: DownloaderSettings, transfers: _Transfers, handoff: Handoff) -> None:
+        self.transfers = transfers
+        self.handoff = handoff
+        self.policy = RetryPolicy(settings)
+        self.limiter = RateLimiter(settings.rate_limit)
+        self.window = WINDOW_FACTOR * settings.download_concurrency
+        self.alive = 0
+        self.due: list[_Due] = []
+        self.ready: deque[Outcome] = deque()
+        self._order = itertools.count()
+
+    def run(self, requests: Iterator[DownloadRequest]) -> None:
+        """Until every request has an outcome the consumer took; raises FetchCancelled once it stops."""
+        exhausted = False
+        try:
+            while not (exhausted and self.alive == 0):
+                if self.handoff.cancelled.is_set():
+                    raise FetchCancelled()
+                self._hand_over()
+                exhausted = self._start(requests, exhausted)
+                if self.transfers.active:
+                    for job, ended in self.transfers.step(self._wait()):
+                        self._settle(job, ended)
+                elif self.alive:
+                    time.sleep(min(self._wait(), IDLE_PAUSE if self.ready else TICK))
+        finally:
+            for outcome in self.ready:
+                if isinstance(outcome, DownloadResult):
+                    outcome.path.unlink(missing_ok=True)  # never handed over: still ours to remove
+
+    def _hand_over(self) -> None:
+        while self.ready and self.handoff.try_emit(self.ready[0]):
+            self.ready.popleft()
+            self.alive -= 1
+
+    def _start(self, requests: Iterator[DownloadRequest], exhausted: bool) -> bool:
+        """Start what may start on the idle handles; whether the requests have run out."""
+        while self.transfers.idle:
+            if self.due and self.due[0].at <= time.monotonic():
+                waiting = heapq.heappop(self.due)
+                self._attempt(waiting.job, waiting.slot_reserved)
+            elif not exhausted and self.alive < self.window:
+                request = next(requests, None)
+                if request is None:
+                    return True
+                self.alive += 1
+                self._attempt(DownloadJob(request), slot_reserved=False)
+            else:
+                break
+        return exhausted
+
+    def _attempt(self, job: DownloadJob, slot_reserved: bool) -> None:
+        if not slot_reserved and (delay := self.limiter.reserve()):
+            self._later(job, delay, slot_reserved=True)
+            return
+        job.attempts += 1
+        try:
+            check_url(job.request.url)
+        except DownloadError as error:
+            self._settle(job, error)
+            return
+        self.transfers.start(job)
+
+    def _settle(self, job: DownloadJob, ended: tuple[Path, str, int] | DownloadError) -> None:
+        if not isinstance(ended, DownloadError):
+            self.ready.append(job.result(*ended))
+            return
+        job.mismatches += isinstance(ended, VerificationError)
+        if self.policy.should_retry(ended, job.attempts, job.mismatches):
+            self._later(job, self.policy.delay(ended, job.attempts), slot_reserved=False)
+        else:
+            self.ready.append(job.failure(ended))
+
+    def _later(self, job: DownloadJob, delay: float, slot_reserved: bool) -> None:
+        heapq.heappush(self.due, _Due(time.monotonic() + delay, next(self._order), job, slot_reserved))
+
+    def _wait(self) -> float:
+        """How long the network may be waited for: until the next due job, at most TICK."""
+        if not self.due:
+            return TICK
+        return min(TICK, max(0.0, self.due[0].at - time.monotonic()))
+
+
+def _handle(options: dict[int, object]) -> pycurl.Curl:
+    handle = pycurl.Curl()
+    for option, value in options.items():
+        handle.setopt(option, value)
+    return handle
+
+
+def _translate(url: str, errno: int, message: str) -> DownloadError:
+    """libcurl's error codes as the contract's errors, at one place."""
+    if errno in _TIMEOUTS:
+        return DownloadTimeout(url, f"timed out: {message}")
+    if errno in _UNSUPPORTED:
+        return UnsupportedURL(url, f"only http and https URLs are fetched: {message}")
+    if errno == pycurl.E_TOO_MANY_REDIRECTS:
+        return DownloadError(url, "too many redirects")
+    if errno in _UNTRUSTED:
+        return TLSVerificationError(url, f"TLS certificate not trusted: {message}")
+    if errno in _TLS:
+        return TLSVerificationError(url, f"TLS error: {message}")
+    if errno == _TOO_LARGE:
+        message = message or "a response header larger than libcurl accepts"
+    return DownloadConnectionError(url, f"connection failed: {message or f'libcurl error {errno}'}")
