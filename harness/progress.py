@@ -24,6 +24,7 @@ class RunProgress(Protocol):
     def run_started(self, planned: PlannedRun, label: str) -> None: ...
     def run_finished(self, record: RunRecord) -> None: ...
     def stop(self) -> None: ...
+    def note(self, text: str) -> None: ...
 
 
 def progress_for(console: Console, quiet: bool = False) -> RunProgress:
@@ -67,6 +68,9 @@ class PlainProgress:
     def stop(self) -> None:
         pass
 
+    def note(self, text: str) -> None:
+        self.console.print(text, highlight=False, markup=False)
+
     def _eta(self) -> str:
         left = self.total - self.done
         if not left or not self.made:
@@ -109,6 +113,9 @@ class RichProgress:
     def stop(self) -> None:
         self.bar.stop()
 
+    def note(self, text: str) -> None:
+        self.bar.console.print(text, highlight=False, markup=False)
+
 
 class _Silent:
     """No progress at all (tests, --quiet)."""
@@ -123,4 +130,7 @@ class _Silent:
         pass
 
     def stop(self) -> None:
+        pass
+
+    def note(self, text: str) -> None:
         pass

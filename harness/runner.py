@@ -106,6 +106,8 @@ def run_experiment(
             options.progress.stop()
             results.environment["servers"] = site.stats()
             _discard_run_files(options.state_dir, trash)
+            if trash.folder.exists():
+                options.progress.note(f"Deleting the runs' files kept in {trash.folder} (about a minute per million files) ...")
             trash.empty()
     results.finished_at = now_iso()
     if options.cleanup:

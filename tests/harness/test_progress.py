@@ -20,6 +20,7 @@ def _drive(progress: PlainProgress | RichProgress) -> None:
     progress.run_started(PLANNED, "100 futures run 1/3")
     progress.run_finished(make_run("futures", None, ok=False, error="Error: boom"))
     progress.stop()
+    progress.note("Deleting the runs' files [kept] ...")
 
 
 def test_plain_lines_without_a_terminal() -> None:
@@ -31,6 +32,7 @@ def test_plain_lines_without_a_terminal() -> None:
     assert lines[0] == "Resuming: 1 of 4 runs already made"
     assert lines[1].startswith("[2/4] 100 asyncio run 1/3: 1.234 s  (ETA ")
     assert lines[2].startswith("[3/4] 100 futures run 1/3: FAILED: Error: boom")
+    assert lines[3] == "Deleting the runs' files [kept] ..."  # as given: no markup
 
 
 def test_a_live_bar_on_a_terminal() -> None:
@@ -39,3 +41,4 @@ def test_a_live_bar_on_a_terminal() -> None:
     assert isinstance(progress, RichProgress)
     _drive(progress)
     assert "FAILED: Error: boom" in out.getvalue()
+    assert "Deleting the runs' files [kept] ..." in out.getvalue()
