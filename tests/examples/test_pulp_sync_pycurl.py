@@ -1,0 +1,54 @@
+"""The pycurl plugin's settings as libcurl options (examples/pulp-sync-pycurl); its behaviour is
+the conformance suite's and tests/pulp_sync/test_hostile_input.py's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pycurl
+
+from downloaders import DownloaderSettings
+from pulp_sync_pycurl import downloader
+from pulp_sync_pycurl.downloader import curl_options
+
+
+def test_the_defaults_verify_tls_ignore_proxy_variables_and_send_our_headers() -> None:
+    options = curl_options(DownloaderSettings(), "pycurl")
+    assert (options[pycurl.SSL_VERIFYPEER], options[pycurl.SSL_VERIFYHOST]) == (1, 2)
+    assert options[pycurl.PROXY] == ""
+    assert options[pycurl.CONNECTTIMEOUT_MS] == 30_000  # the shorter of connect (60 s) and sock_connect (30 s)
+    assert (options[pycurl.LOW_SPEED_LIMIT], options[pycurl.LOW_SPEED_TIME]) == (1, 60)
+    assert pycurl.TIMEOUT_MS not in options and pycurl.USERPWD not in options
+    assert "Accept-Encoding: identity" in options[pycurl.HTTPHEADER]  # type: ignore[operator]
+    assert "User-Agent: pulp-sync (pycurl)" in options[pycurl.HTTPHEADER]  # type: ignore[operator]
+    assert options[pycurl.PROTOCOLS] == options[pycurl.REDIR_PROTOCOLS] == pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
+
+
+def test_every_setting_reaches_libcurl(tmp_path: Path) -> None:
+    settings = DownloaderSettings(
+        sock_read_timeout=0.5,
+        total_timeout=2.5,
+        connect_timeout=0.25,
+        sock_connect_timeout=None,
+        username="user",
+        password="secret",
+        proxy_url="http://127.0.0.1:3128",
+        proxy_username="proxy-user",
+        proxy_password="proxy-secret",
+        tls_validation=False,
+        ca_cert=tmp_path / "ca.pem",
+        client_cert=tmp_path / "client.pem",
+        client_key=tmp_path / "client.key",
+        headers={"X-Mirror": "a"},
+        chunk_size=64 * 1024 * 1024,
+    )
+    options = curl_options(settings, "pycurl")
+    assert options[pycurl.LOW_SPEED_TIME] == 1  # libcurl counts whole seconds, at least one
+    assert (options[pycurl.TIMEOUT_MS], options[pycurl.CONNECTTIMEOUT_MS]) == (2500, 250)
+    assert (options[pycurl.HTTPAUTH], options[pycurl.USERPWD]) == (pycurl.HTTPAUTH_BASIC, "user:secret")
+    assert (options[pycurl.PROXY], options[pycurl.PROXYUSERPWD]) == ("http://127.0.0.1:3128", "proxy-user:proxy-secret")
+    assert (options[pycurl.SSL_VERIFYPEER], options[pycurl.SSL_VERIFYHOST]) == (0, 0)
+    assert options[pycurl.CAINFO] == str(tmp_path / "ca.pem")
+    assert (options[pycurl.SSLCERT], options[pycurl.SSLKEY]) == (str(tmp_path / "client.pem"), str(tmp_path / "client.key"))
+    assert "X-Mirror: a" in options[pycurl.HTTPHEADER]  # type: ignore[operator]
+    assert options[pycurl.BUFFERSIZE] == downloader.MAX_BUFFER
