@@ -154,7 +154,9 @@ class _Transfer:
         text = line.decode("latin-1").strip()
         if text.startswith("HTTP/"):
             parts = text.split(" ", 2)
-            self.status, self.reason, self.retry_after = int(parts[1]), parts[2] if len(parts) > 2 else "", None
+            status = parts[1] if len(parts) > 1 else ""
+            self.status = int(status) if status.isdigit() else 0  # not 2xx: no byte of the body is kept
+            self.reason, self.retry_after = parts[2] if len(parts) > 2 else "", None
         elif text.lower().startswith("retry-after:"):
             self.retry_after = text.split(":", 1)[1].strip()
 
