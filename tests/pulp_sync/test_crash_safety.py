@@ -206,7 +206,20 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         with override_settings(PULP_SYNC_ARTIFACTS=mountpoint):
             yield mountpoint
     finally:
-        subprocess.run(["umount", str(mountpoint)], check=True)
+        _unmount(mountpoint)
+
+
+def _unmount(mountpoint: Path, patience: float = 5.0) -> None:
+    """Unmount, waiting out a moment's "target is busy" (seen once in CI, right after a futures
+    sync failed; the mount was free moments later); a hold that lasts is an error naming the holders."""
+    deadline = time.monotonic() + patience
+    while (done := subprocess.run(["umount", str(mountpoint)], capture_output=True, text=True)).returncode:
+        if time.monotonic() > deadline:
+            fuser = shutil.which("fuser")
+            holders = subprocess.run([fuser, "-vm", str(mountpoint)], capture_output=True, text=True) if fuser else None
+            held_by = (holders.stderr or holders.stdout).strip() if holders else "(fuser, of psmisc, would say)"
+            raise AssertionError(f"{done.stderr.strip()}; held by: {held_by}")
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("engine", ["asyncio", "futures"])
