@@ -155,8 +155,7 @@ class FuturesDownloader(BaseDownloader):
 
 def _pool_manager(settings: DownloaderSettings, engine: str) -> urllib3.PoolManager:
     """One thread-safe pool per fetch, `download_concurrency` keep-alive connections per host."""
-    connect = min(t for t in (settings.connect_timeout, settings.sock_connect_timeout, float("inf")) if t is not None)
-    timeout = urllib3.Timeout(connect=None if connect == float("inf") else connect, read=settings.sock_read_timeout)
+    timeout = urllib3.Timeout(connect=settings.shortest_connect_timeout, read=settings.sock_read_timeout)
     headers = request_headers(settings, engine)
     if settings.username:
         headers.update(urllib3.make_headers(basic_auth=f"{settings.username}:{settings.password or ''}"))

@@ -57,6 +57,12 @@ class DownloaderSettings:
         for name in ("connect_timeout", "sock_connect_timeout", "sock_read_timeout", "total_timeout"):
             _check_timeout(name, getattr(self, name))
 
+    @property
+    def shortest_connect_timeout(self) -> float | None:
+        """The shorter of `connect_timeout` and `sock_connect_timeout` (None when neither is set): the
+        one limit for engines whose client has a single connect timeout (urllib3, httpx, libcurl)."""
+        return min((t for t in (self.connect_timeout, self.sock_connect_timeout) if t is not None), default=None)
+
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> "DownloaderSettings":
         """Build from a dict (a Remote's fields, a TOML table), ignoring None and unknown keys' absence.

@@ -169,9 +169,8 @@ def client_timeout(settings: DownloaderSettings) -> httpx.Timeout:
     shorter of sock_connect_timeout and connect_timeout (TCP and TLS); read: sock_read_timeout,
     and write too (a socket that takes no bytes is as stuck as one that sends none).
     """
-    connect = min((t for t in (settings.connect_timeout, settings.sock_connect_timeout) if t is not None), default=None)
     return httpx.Timeout(
-        connect=connect,
+        connect=settings.shortest_connect_timeout,
         read=settings.sock_read_timeout,
         write=settings.sock_read_timeout,
         pool=settings.connect_timeout,

@@ -114,7 +114,7 @@ def curl_options(settings: DownloaderSettings, engine: str) -> dict[int, object]
         pycurl.SSL_VERIFYHOST: 2 if settings.tls_validation else 0,
         pycurl.PROXY: settings.proxy_url or "",  # "" also ignores the *_proxy variables, as trust_env=False
     }
-    connect = min((t for t in (settings.connect_timeout, settings.sock_connect_timeout) if t is not None), default=None)
+    connect = settings.shortest_connect_timeout
     if connect is not None:
         options[pycurl.CONNECTTIMEOUT_MS] = max(1, round(connect * 1000))
     if settings.sock_read_timeout is not None:
