@@ -6,13 +6,17 @@ that was a tenth of the sync's time (docs/performance.md). Here the statement is
 driver runs it over plain tuples (`cursor.executemany`: sqlite3 in C, psycopg pipelined, mysqlclient
 as one multi-row INSERT). The SQL for "ignore rows that already exist" is each backend's own
 (`INSERT OR IGNORE`, `ON CONFLICT DO NOTHING`, `INSERT IGNORE`), taken from Django.
+
+The rows go in one transaction. Django runs in autocommit mode, where sqlite3 (isolation_level
+None) and psycopg commit every row of an `executemany` on its own: 500 commits per batch, each
+writing its pages to sqlite's WAL or waiting for PostgreSQL's WAL flush.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from django.db import connections, router
+from django.db import connections, router, transaction
 from django.db.models import Model
 from django.db.models.constants import OnConflict
 from django.utils import timezone
@@ -44,7 +48,7 @@ def insert_rows(
         )
         if part
     )
-    with connection.cursor() as cursor:
+    with transaction.atomic(using=connection.alias, savepoint=False), connection.cursor() as cursor:
         cursor.executemany(statement, rows)
 
 

@@ -34,3 +34,14 @@ def test_existing_rows_are_kept_when_conflicts_are_ignored_and_refused_otherwise
     with pytest.raises(IntegrityError), transaction.atomic():
         insert_rows(Artifact, FIELDS, [("a" * 64, 9, "second", now, False)])
     assert Artifact.objects.count() == 2
+
+
+def test_a_batch_is_one_transaction_even_in_autocommit_mode(db: Path) -> None:
+    """Outside any transaction the drivers would commit each row of an executemany on its own:
+    a row that fails must take the rows before it in the same call with it."""
+    now = now_for_insert(Artifact)
+    insert_rows(Artifact, FIELDS, [("a" * 64, 1, "first", now, True)])
+    batch = [("b" * 64, 2, "before the duplicate", now, False), ("a" * 64, 9, "duplicate", now, False)]
+    with pytest.raises(IntegrityError):
+        insert_rows(Artifact, FIELDS, batch)
+    assert list(Artifact.objects.values_list("relative_path", flat=True)) == ["first"]
