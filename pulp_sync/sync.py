@@ -15,9 +15,8 @@ import statistics
 import time
 from contextlib import closing
 from dataclasses import asdict, dataclass, field
-from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TypeVar
+from typing import Any, Iterable, Iterator
 from urllib.parse import quote, urljoin
 
 from django.conf import settings
@@ -25,14 +24,14 @@ from django.db import transaction
 
 import downloaders
 from downloaders import BodyTooLarge, Downloader, DownloadFailure, DownloadRequest, DownloadResult, UnknownDownloader
-from pulp_sync.bulk import insert_rows, now_for_insert
+from pulp_sync.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.manifest import ManifestError, parse_manifest
 from pulp_sync.messages import one_line
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink
 from pulp_sync.store import ArtifactStore, artifact_store
 
-__all__ = ["SyncError", "SyncReport", "sync_repository", "file_url", "batches"]
+__all__ = ["SyncError", "SyncReport", "sync_repository", "file_url"]
 
 _LOOKUP_BATCH = 1000
 """Manifest lines per database lookup while planning and while building the version."""
@@ -40,9 +39,6 @@ _INSERT_BATCH = 500
 """Rows per INSERT."""
 _FLUSH_SECONDS = 1.0
 """Longest time an adopted artifact waits for its row while downloads are slow."""
-
-T = TypeVar("T")
-
 
 @dataclass(frozen=True)
 class SyncReport:
@@ -364,10 +360,3 @@ def _percentiles(latencies: list[float]) -> tuple[float | None, float | None, fl
         return (latencies[0],) * 3 if latencies else (None, None, None)
     cuts = statistics.quantiles(latencies, n=100, method="inclusive")
     return cuts[49], cuts[89], cuts[98]
-
-
-def batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
-    """Lists of up to `size` items, drawn lazily (itertools.batched needs Python 3.12)."""
-    iterator = iter(items)
-    while batch := list(islice(iterator, size)):
-        yield batch

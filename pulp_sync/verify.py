@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pulp_sync.bulk import batches
 from pulp_sync.models import Artifact, RepositoryVersion
 from pulp_sync.store import ArtifactStore
-from pulp_sync.sync import batches
 
 __all__ = ["Verification", "verify_store"]
 
