@@ -10,9 +10,9 @@ Django's client-side-binding cursor runs an executemany as one statement per row
 The SQL for "ignore rows that already exist" is each backend's own (`INSERT OR IGNORE`,
 `ON CONFLICT DO NOTHING`, `INSERT IGNORE`), taken from Django.
 
-The rows go in one transaction. Django runs in autocommit mode, where sqlite3 (isolation_level
-None) and psycopg commit every row of an `executemany` on its own: 500 commits per batch, each
-writing its pages to sqlite's WAL or waiting for PostgreSQL's WAL flush.
+The rows of one call go in one transaction, on every backend: all or none. Django runs in
+autocommit mode, where sqlite3 (isolation_level None) commits every row of an `executemany` on its
+own: 500 commits per batch, each writing its pages to the WAL and taking sqlite's locks.
 """
 
 from __future__ import annotations
