@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make a Debian 12 machine ready for pulp-sync and its tests: Debian's packages, PostgreSQL,
 # MariaDB and Redis running on 127.0.0.1, the `pulp_sync` databases, the virtualenv with the
-# package, and the schema on sqlite, PostgreSQL and MariaDB. Used by the Vagrantfile and .ci/run.
+# package, and the schema on sqlite, PostgreSQL and MariaDB. Used by the Vagrantfile and by
+# ./runtests.sh (and so by CI).
 #
 # Idempotent: each step checks first and acts only on what is missing, so when everything is
 # present it prints nothing and takes seconds. Run it as yourself: the virtualenv is yours, and
