@@ -1,42 +1,64 @@
-"""DownloaderSettings: the knobs every downloader honours, named after pulpcore's Remote fields."""
+"""DownloaderSettings: the knobs every downloader honours, named after pulpcore's Remote fields.
+
+`REMOTE_SETTINGS` is the one list of the settings a Remote carries (every field but the engine's
+internal chunk size and backoff): the `pulp-sync sync` options, the harness's `[remote]` tables
+and `--remote-setting` are generated from it, so a new field cannot be forgotten by any of them.
+"""
 
 from __future__ import annotations
 
+import collections.abc
+import json
+import math
+import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
 from downloaders import defaults
 
-__all__ = ["DownloaderSettings"]
+__all__ = ["DownloaderSettings", "RemoteSetting", "REMOTE_SETTINGS", "remote_setting", "parse_setting"]
 
 
 def _check_timeout(name: str, value: float | None) -> None:
-    if value is not None and value <= 0:
-        raise ValueError(f"{name} must be a positive number of seconds or None, not {value!r}")
+    if value is not None and not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive, finite number of seconds or None, not {value!r}")
+
+
+def _remote(help: str, secret: bool = False) -> dict[str, Any]:
+    """A field's metadata marking it a Remote setting: its help text, and whether its value is a secret
+    (never taken on a command line, never written to a results folder)."""
+    return {"remote": True, "help": help, "secret": secret}
 
 
 @dataclass(frozen=True)
 class DownloaderSettings:
     """Settings of one remote's downloads; checked when built, so a bad value fails before any fetch."""
 
-    download_concurrency: int = defaults.DOWNLOAD_CONCURRENCY
-    connect_timeout: float | None = defaults.CONNECT_TIMEOUT
-    sock_connect_timeout: float | None = defaults.SOCK_CONNECT_TIMEOUT
-    sock_read_timeout: float | None = defaults.SOCK_READ_TIMEOUT
-    total_timeout: float | None = defaults.TOTAL_TIMEOUT
-    max_retries: int = defaults.MAX_RETRIES
-    rate_limit: float | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    username: str | None = None
-    password: str | None = field(default=None, repr=False)
-    proxy_url: str | None = None
-    proxy_username: str | None = None
-    proxy_password: str | None = field(default=None, repr=False)
-    tls_validation: bool = True
-    ca_cert: Path | None = None
-    client_cert: Path | None = None
-    client_key: Path | None = field(default=None, repr=False)
+    download_concurrency: int = field(default=defaults.DOWNLOAD_CONCURRENCY,
+                                      metadata=_remote("Downloads in flight at once."))
+    connect_timeout: float | None = field(default=defaults.CONNECT_TIMEOUT, metadata=_remote(
+        "Seconds to get a connection, waiting for a free one in the pool included."))
+    sock_connect_timeout: float | None = field(default=defaults.SOCK_CONNECT_TIMEOUT, metadata=_remote(
+        "Seconds for the TCP (and TLS) connect of a new connection."))
+    sock_read_timeout: float | None = field(default=defaults.SOCK_READ_TIMEOUT, metadata=_remote(
+        "Seconds a read may wait for the next bytes."))
+    total_timeout: float | None = field(default=defaults.TOTAL_TIMEOUT, metadata=_remote(
+        "Seconds one download attempt may take in all, body included."))
+    max_retries: int = field(default=defaults.MAX_RETRIES, metadata=_remote(
+        "Retries after the first attempt (connection errors, timeouts, 429, 5xx)."))
+    rate_limit: float | None = field(default=None, metadata=_remote("At most this many requests started per second."))
+    headers: Mapping[str, str] = field(default_factory=dict, metadata=_remote("Extra request headers."))
+    username: str | None = field(default=None, metadata=_remote("User name for HTTP basic auth."))
+    password: str | None = field(default=None, repr=False, metadata=_remote("Password for HTTP basic auth.", True))
+    proxy_url: str | None = field(default=None, metadata=_remote("HTTP proxy to download through."))
+    proxy_username: str | None = field(default=None, metadata=_remote("User name for the proxy."))
+    proxy_password: str | None = field(default=None, repr=False, metadata=_remote("Password for the proxy.", True))
+    tls_validation: bool = field(default=True, metadata=_remote("Verify the server's TLS certificate."))
+    ca_cert: Path | None = field(default=None, metadata=_remote("PEM CA bundle to verify the server with."))
+    client_cert: Path | None = field(default=None, metadata=_remote("PEM client certificate."))
+    client_key: Path | None = field(default=None, repr=False, metadata=_remote(
+        "PEM key of the client certificate.", True))
     chunk_size: int = defaults.CHUNK_SIZE
     backoff_base: float = defaults.BACKOFF_BASE
     backoff_max: float = defaults.BACKOFF_MAX
@@ -46,8 +68,8 @@ class DownloaderSettings:
             raise ValueError(f"download_concurrency must be at least 1, not {self.download_concurrency}")
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be 0 or more, not {self.max_retries}")
-        if self.rate_limit is not None and self.rate_limit <= 0:
-            raise ValueError(f"rate_limit is requests per second and must be positive, not {self.rate_limit}")
+        if self.rate_limit is not None and not (self.rate_limit > 0 and math.isfinite(self.rate_limit)):
+            raise ValueError(f"rate_limit is requests per second and must be positive and finite, not {self.rate_limit}")
         if self.chunk_size < 1024:
             raise ValueError(f"chunk_size must be at least 1024 bytes, not {self.chunk_size}")
         if (self.username is None) != (self.password is None):
@@ -78,3 +100,100 @@ class DownloaderSettings:
             if path_field in given:
                 given[path_field] = Path(given[path_field])
         return cls(**given)
+
+
+@dataclass(frozen=True)
+class RemoteSetting:
+    """One setting a Remote carries: its name, the type of its value (int, float, bool, str, Path or
+    dict for headers), its help text, and whether its value is a secret."""
+
+    name: str
+    kind: type
+    help: str
+    secret: bool
+
+    def coerce(self, value: Any) -> Any:
+        """`value` as this setting's type: text (a command line's, an environment variable's) is parsed,
+        other values are checked; raises ValueError naming the setting."""
+        try:
+            return _PARSERS[self.kind](value) if isinstance(value, str) else _checked(self.kind, value)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{self.name}: {error}") from error
+
+
+def _kind_of(hint: Any) -> type:
+    """int, float, bool, str, Path or dict from a field's annotation (`float | None` -> float)."""
+    arguments = [argument for argument in typing.get_args(hint) if argument is not type(None)]
+    if type(None) in typing.get_args(hint):
+        hint = arguments[0]
+    origin = typing.get_origin(hint) or hint
+    return dict if isinstance(origin, type) and issubclass(origin, collections.abc.Mapping) else origin
+
+
+def _parse_bool(text: str) -> bool:
+    words = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+    if text.strip().lower() not in words:
+        raise ValueError(f"{text!r} is not true or false")
+    return words[text.strip().lower()]
+
+
+def _parse_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text!r} is not a finite number")
+    return number
+
+
+def _parse_headers(text: str) -> dict[str, str]:
+    """A JSON object of header names and values, or one `Name: value`."""
+    if text.lstrip().startswith("{"):
+        return _checked(dict, json.loads(text))
+    name, colon, value = text.partition(":")
+    if not colon or not name.strip():
+        raise ValueError(f"{text!r} is neither `Name: value` nor a JSON object")
+    return {name.strip(): value.strip()}
+
+
+def _checked(kind: type, value: Any) -> Any:
+    """`value` if it is of `kind` (an int is a float too; a bool is no int); a dict's keys and values strings."""
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if kind is Path and isinstance(value, Path):
+        return value
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise TypeError(f"{value!r} is not {'an' if kind is int else 'a'} {kind.__name__}")
+    if kind is float and not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a finite number")
+    if kind is dict and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise TypeError("header names and values must be strings")
+    return dict(value) if kind is dict else value
+
+
+_PARSERS: dict[type, typing.Callable[[str], Any]] = {
+    int: int, float: _parse_float, bool: _parse_bool, str: str, Path: Path, dict: _parse_headers,
+}
+
+_HINTS = typing.get_type_hints(DownloaderSettings)
+REMOTE_SETTINGS: tuple[RemoteSetting, ...] = tuple(
+    RemoteSetting(f.name, _kind_of(_HINTS[f.name]), f.metadata["help"], f.metadata["secret"])
+    for f in fields(DownloaderSettings)
+    if f.metadata.get("remote")
+)
+"""Every setting of a Remote, in DownloaderSettings' order."""
+
+
+def remote_setting(name: str) -> RemoteSetting:
+    """The Remote setting called `name`; ValueError listing the known ones when there is none."""
+    for setting in REMOTE_SETTINGS:
+        if setting.name == name:
+            return setting
+    raise ValueError(f"no remote setting named {name!r}; known: {', '.join(s.name for s in REMOTE_SETTINGS)}")
+
+
+def parse_setting(assignment: str) -> tuple[str, Any]:
+    """`KEY=VALUE` (a command line's `--remote-setting`) as the setting's name and typed value."""
+    name, equals, text = assignment.partition("=")
+    if not equals:
+        raise ValueError(f"{assignment!r}: expected KEY=VALUE, e.g. rate_limit=20")
+    setting = remote_setting(name.strip())
+    return setting.name, setting.coerce(text)

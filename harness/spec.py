@@ -8,10 +8,15 @@ A spec file names everything a run needs, so a results folder can say exactly wh
     profile = "wan"
     baseline = "futures"
 
+    [remote]                        # Remote settings of every variant
+    rate_limit = 50
+    password = "env:REMOTE_PASSWORD"  # a secret only by reference: env:VAR or file:PATH
+
     [[variants]]
     name = "asyncio"
     downloader = "asyncio"
     download_concurrency = 10
+    remote = { max_retries = 0 }    # this variant's own settings, over [remote]
 
 Values are checked when the spec is read, so a typo fails at once and not an hour into a run.
 """
@@ -26,16 +31,26 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness import defaults
+from downloaders.settings import RemoteSetting, remote_setting
 from harness.databases import ALIASES
 from harness.errors import HarnessError
 
-__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path"]
+__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "REFERENCE_PREFIXES",
+           "is_reference"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SERVERS = ("builtin", "nginx")
 KINDS = ("pulp-sync", "command")
 TASKING = ("inline", "rq")
 WORKERS = ("fork", "simple")
+REFERENCE_PREFIXES = ("env:", "file:")
+"""How a spec names a secret without holding it: `env:VAR` (an environment variable's value) or
+`file:PATH` (a file's content; for client_key, the key file itself). Resolved only when a run starts."""
+
+
+def is_reference(value: Any) -> bool:
+    """Whether a spec value is a reference to a secret (`env:VAR`, `file:PATH`) rather than the value."""
+    return isinstance(value, str) and value.startswith(REFERENCE_PREFIXES)
 
 
 class SpecError(HarnessError, ValueError):
@@ -51,7 +66,8 @@ class Variant:
     template (harness.commands) instead of a pulp-sync sync with `downloader`; `db` is "sqlite", "postgresql", "mysql" (harness.databases) or a
     DATABASE_URL (None: sqlite under the state folder); `tasking = "rq"` queues the sync for
     `workers` fresh RQ workers of class `worker` ("fork" or "simple"; harness.workers), and its time
-    is then the task's, from queueing to the end.
+    is then the task's, from queueing to the end. `remote` holds Remote settings (named as in
+    downloaders.REMOTE_SETTINGS) over the experiment's own `remote`; see Experiment.remote_of.
     """
 
     name: str
@@ -66,6 +82,7 @@ class Variant:
     env: Mapping[str, str] = field(default_factory=dict)
     kind: str = "pulp-sync"
     command: str | None = None
+    remote: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def is_command(self) -> bool:
@@ -96,6 +113,7 @@ class Experiment:
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     kind: str = "experiment"
     tolerance: float = defaults.SWEEP_TOLERANCE
+    remote: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def baseline_variant(self) -> Variant:
@@ -109,6 +127,11 @@ class Experiment:
                 return variant
         raise SpecError(f"no variant named {name!r}; the spec has: {', '.join(v.name for v in self.variants)}")
 
+    def remote_of(self, variant: Variant) -> dict[str, Any]:
+        """The Remote settings `variant` syncs with: the experiment's `remote`, then the variant's own
+        over it, and its download_concurrency; secrets still as references (harness.remote resolves them)."""
+        return {**self.remote, **variant.remote, "download_concurrency": variant.download_concurrency}
+
     def profile_of(self, variant: Variant) -> str:
         """The network profile `variant` syncs through."""
         return variant.profile or self.profile
@@ -121,7 +144,9 @@ class Experiment:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, and read back by `experiment_from_dict` (results.json keeps it for --resume)."""
         data = dataclasses.asdict(self)
-        data["variants"] = [dict(v, sync_args=list(v["sync_args"]), env=dict(v["env"])) for v in data["variants"]]
+        data["variants"] = [dict(v, sync_args=list(v["sync_args"]), env=dict(v["env"]), remote=_plain(v["remote"]))
+                            for v in data["variants"]]
+        data["remote"] = _plain(self.remote)
         data["manifests"] = list(self.manifests)
         data["profiles"] = {name: dict(values) for name, values in self.profiles.items()}
         return data
@@ -165,6 +190,7 @@ def validate(experiment: Experiment) -> Experiment:
     _check(bool(experiment.manifests), "manifests is empty; name at least one, e.g. [\"100\"]")
     _check(experiment.server in SERVERS, f"server = {experiment.server!r}: one of {', '.join(SERVERS)}")
     _check(experiment.kind in ("experiment", "sweep"), f"kind = {experiment.kind!r}: experiment or sweep")
+    _check_remote(experiment.remote, "[remote]")
     for manifest in experiment.manifests:
         _check(_NAME.match(manifest.replace("/", "_")) is not None, f"manifest {manifest!r}: not a manifest name")
     names = [variant.name for variant in experiment.variants]
@@ -191,6 +217,7 @@ def _variant_from_dict(raw: Mapping[str, Any]) -> Variant:
         raise SpecError(f"every variant needs a name and a downloader (or kind = \"command\" and a command); got {sorted(raw)}")
     raw["sync_args"] = tuple(str(arg) for arg in raw.get("sync_args", ()))
     raw["env"] = {str(key): str(value) for key, value in raw.get("env", {}).items()}
+    raw["remote"] = dict(raw.get("remote", {}))
     return Variant(**raw)
 
 
@@ -199,6 +226,7 @@ def _check_variant(variant: Variant) -> None:
     _check(_NAME.match(variant.name) is not None, f"{label}: use letters, digits, . _ - in its name")
     _check(variant.download_concurrency >= 1, f"{label}: download_concurrency must be 1 or more")
     _check(variant.kind in KINDS, f"{label}: kind {variant.kind!r} is not one of {', '.join(KINDS)}")
+    _check_remote(variant.remote, f"{label}: remote")
     if variant.is_command:
         _check_command(variant, label)
     else:
@@ -226,6 +254,41 @@ def _check_command(variant: Variant, label: str) -> None:
     except ValueError as error:
         raise SpecError(f"{label}: command template: {error} (write {{{{ and }}}} for literal braces)") from error
     _check(not unknown, f"{label}: unknown placeholders {sorted(unknown)}; known: {', '.join(PLACEHOLDERS)}")
+
+
+def _check_remote(settings: Mapping[str, Any], label: str) -> None:
+    """Every key a Remote setting, every value of its type or a reference; secrets only by reference,
+    so that no secret is written into a spec or a results folder."""
+    _check(isinstance(settings, Mapping), f"{label}: a table of Remote settings, e.g. {{ rate_limit = 20 }}")
+    for name, value in settings.items():
+        try:
+            setting = remote_setting(name)
+        except ValueError as error:
+            raise SpecError(f"{label}: {error}") from error
+        _check(name != "download_concurrency", f"{label}: set download_concurrency on the variant itself")
+        _check_remote_value(setting, value, label)
+
+
+def _check_remote_value(setting: RemoteSetting, value: Any, label: str) -> None:
+    if setting.secret:
+        _check(is_reference(value), f"{label}: {setting.name} is a secret: give it as \"env:VAR\" or \"file:PATH\", "
+                                    "never in clear")
+        return
+    if setting.kind is dict and isinstance(value, Mapping):
+        _check(all(isinstance(v, str) for v in value.values()), f"{label}: headers: names and values are strings")
+        return
+    if is_reference(value):
+        return
+    try:
+        setting.coerce(value)
+    except ValueError as error:
+        raise SpecError(f"{label}: {error}") from error
+
+
+def _plain(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Remote settings as JSON and TOML values (paths as strings, headers as a dict)."""
+    return {name: dict(value) if isinstance(value, Mapping) else str(value) if isinstance(value, Path) else value
+            for name, value in settings.items()}
 
 
 def _reject_unknown(data: Mapping[str, Any], kind: type, label: str) -> None:
