@@ -21,8 +21,10 @@ __all__ = ["DownloaderSettings", "RemoteSetting", "REMOTE_SETTINGS", "remote_set
 
 
 def _check_timeout(name: str, value: float | None) -> None:
-    if value is not None and not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"{name} must be a positive, finite number of seconds or None, not {value!r}")
+    if value is not None and not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds or None, not {value!r}")
+    if value is not None and not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number of seconds, or None for no limit, not {value!r}")
 
 
 def _remote(help: str, secret: bool = False) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import gc
 import importlib
 import json
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 from urllib.parse import urlsplit
 
@@ -24,6 +25,7 @@ from downloaders import available
 from pulp_sync import database
 from pulp_sync.messages import one_line, redact
 from pulp_sync.progress import progress_for
+from pulp_sync.remote_options import refuse_password_in_url, remote_options, settings_from_options
 
 if TYPE_CHECKING:
     from pulp_sync.models import Remote, Repository, Task
@@ -103,10 +105,13 @@ def list_downloaders() -> None:
 @click.option("--repository", "repository_name", help="Repository to sync into [default: from the URL's path].")
 @click.option("--remote", "remote_name", help="Remote to create or update [default: the repository's name].")
 @click.option("--downloader", help="Downloader to use [default for a new remote: asyncio].")
-@click.option("--concurrency", "download_concurrency", type=click.IntRange(min=1), help="Downloads in flight.")
-@click.option("--max-retries", type=click.IntRange(min=0), help="Retries after the first attempt.")
-@click.option("--sock-read-timeout", type=float, help="Seconds a read may wait for data.")
-@click.option("--total-timeout", type=float, help="Seconds one download attempt may take in all.")
+@remote_options
+@click.option(
+    "--manifest-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Read the manifest's lines from this local file instead of URL (e.g. a sample of them); "
+    "the files are still fetched relative to URL. With --tasking rq the worker must be able to read it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
 @click.option(
     "--tasking",
@@ -125,17 +130,26 @@ def sync(
     url: str,
     repository_name: str | None,
     remote_name: str | None,
+    downloader: str | None,
+    manifest_file: Path | None,
     as_json: bool,
     tasking: str,
     wait: bool,
-    **settings: Any,
+    **options: Any,
 ) -> None:
     """Sync the repository from the PULP_MANIFEST at URL, inline or as an RQ task.
 
-    Options given are saved on the remote; options left out keep the remote's values.
+    Every setting of the remote has its option; options given are saved on the remote, options left
+    out keep the remote's values. Secrets come from the environment or a file, never from the
+    command line: --password-env VAR or --password-file PATH (the same for --proxy-password), and
+    --client-key-file PATH.
     """
     if tasking == "inline" and not wait:
         raise click.UsageError("--no-wait needs --tasking rq")
+    refuse_password_in_url(url, "URL")
+    settings = {**settings_from_options(options), "downloader": downloader}
+    if settings.get("proxy_url"):
+        refuse_password_in_url(settings["proxy_url"], "--proxy-url")
     _open_database()
     from pulp_sync.models import Repository  # models exist only once Django is set up
 
@@ -143,10 +157,10 @@ def sync(
     remote = _save_remote(remote_name or repository_name, url, settings)
     repository, _ = Repository.objects.get_or_create(name=repository_name)
     if tasking == "inline":
-        _sync_inline(remote, repository, as_json)
+        _sync_inline(remote, repository, as_json, manifest_file)
     else:
         with _redis_errors():
-            _sync_task(remote, repository, as_json, wait)
+            _sync_task(remote, repository, as_json, wait, manifest_file)
 
 
 @cli.command()
@@ -316,7 +330,7 @@ def _save_remote(name: str, url: str, settings: dict[str, Any]) -> Remote:
     remote.url = url
     for field, value in settings.items():
         if value is not None:
-            setattr(remote, field, value)
+            setattr(remote, field, str(value) if isinstance(value, Path) else value)
     remote.full_clean()
     remote.save()
     return remote
@@ -331,23 +345,24 @@ def _name_from_url(url: str) -> str:
     return "-".join(segments) or parts.hostname or "repository"
 
 
-def _sync_inline(remote: Remote, repository: Repository, as_json: bool) -> None:
+def _sync_inline(remote: Remote, repository: Repository, as_json: bool, manifest_file: Path | None) -> None:
     from pulp_sync.sync import SyncError, sync_repository
 
     try:
-        report, error = sync_repository(remote, repository, progress_for(Console(stderr=True))), None
+        progress = progress_for(Console(stderr=True))
+        report, error = sync_repository(remote, repository, progress, manifest_file=manifest_file), None
     except SyncError as failure:
         report, error = failure.report, one_line(failure)
     _print_outcome(report, error, as_json)
 
 
-def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool) -> None:
+def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool, manifest_file: Path | None) -> None:
     """Queue the sync as an RQ task; then wait for it and print as inline does, or print the task."""
     from pulp_sync.models import TaskState
     from pulp_sync.sync import SyncReport
     from pulp_sync.tasks import dispatch_sync, wait_for
 
-    task = dispatch_sync(repository, remote, tasking="rq")
+    task = dispatch_sync(repository, remote, tasking="rq", manifest_file=manifest_file)
     if wait and not task.is_finished:
         console = Console(stderr=True)
         if console.is_terminal:

@@ -11,6 +11,7 @@ thread: the downloader reads its requests from a spool file in the sync's worksp
 from __future__ import annotations
 
 import functools
+import shutil
 import statistics
 import time
 from contextlib import closing
@@ -144,20 +145,29 @@ class _Plan:
 
 
 def sync_repository(
-    remote: Remote, repository: Repository, progress: ProgressSink | None = None, workspace_prefix: str = "sync"
+    remote: Remote,
+    repository: Repository,
+    progress: ProgressSink | None = None,
+    workspace_prefix: str = "sync",
+    manifest_file: Path | None = None,
 ) -> SyncReport:
     """Sync `repository` from `remote` and return what was done; raise SyncError if it cannot finish.
 
     A failed sync creates no version; the artifacts it already downloaded are verified and kept,
     so syncing again downloads only the rest. `workspace_prefix` names the sync's temp dir in the
-    store (see ArtifactStore.workspace).
+    store (see ArtifactStore.workspace). With `manifest_file` the manifest's lines are read from
+    that local file (a sample of the remote's, say) instead of the remote's URL; the files are
+    fetched relative to the URL all the same.
     """
     downloader, concurrency = _downloader(remote)
     store = artifact_store()
     tally = _Tally(repository.name, remote.downloader, concurrency)
     try:
         with store.workspace(workspace_prefix) as workspace:
-            manifest = _fetch_manifest(downloader, remote.url, workspace)
+            if manifest_file is None:
+                manifest = _fetch_manifest(downloader, remote.url, workspace)
+            else:
+                manifest = _copy_manifest(manifest_file, workspace)
             plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
             requests = _spooled_requests(plan.spool, remote.url)
             _download(downloader, requests, plan, store, workspace, progress or NullProgress(), tally)
@@ -202,6 +212,16 @@ def _fetch_manifest(downloader: Downloader, url: str, workspace: Path) -> Path:
     if outcome is None:
         raise SyncError(f"downloader {downloader.name!r} returned nothing for the manifest {url}")
     return outcome.path
+
+
+def _copy_manifest(manifest_file: Path, workspace: Path) -> Path:
+    """A local manifest, copied into the workspace so that planning and the version read the same lines;
+    held to the same size limit as a fetched one."""
+    limit = settings.PULP_SYNC_MAX_MANIFEST_BYTES
+    if manifest_file.stat().st_size > limit:
+        raise SyncError(f"the manifest file {manifest_file} is larger than {limit} bytes; "
+                        "raise PULP_SYNC_MAX_MANIFEST_BYTES if it is genuine")
+    return Path(shutil.copyfile(manifest_file, workspace / "PULP_MANIFEST"))
 
 
 def _plan_or_refuse(manifest: Path, url: str, workspace: Path, tally: _Tally) -> _Plan:

@@ -21,6 +21,7 @@ import os
 import signal
 import time
 import uuid
+from pathlib import Path
 from functools import partial
 from typing import Any
 
@@ -81,8 +82,13 @@ def redis_location() -> str:
     return redact(settings.REDIS_URL)
 
 
-def dispatch_sync(repository: Repository, remote: Remote, *, tasking: str = "inline") -> Task:
+def dispatch_sync(
+    repository: Repository, remote: Remote, *, tasking: str = "inline", manifest_file: Path | None = None
+) -> Task:
     """Sync `repository` from `remote` as a task, and return the task.
+
+    `manifest_file`: read the manifest's lines from this local file (see sync_repository); an RQ
+    worker must be able to read it at that path.
 
     inline: run it now, in this process, and return it finished (an unexpected error, such as the
     database going away, is recorded on the task and raised). rq: queue it on PULP_SYNC_QUEUE and
@@ -95,9 +101,9 @@ def dispatch_sync(repository: Repository, remote: Remote, *, tasking: str = "inl
     job_id = str(task_id) if tasking == "rq" else ""
     task = Task.objects.create(id=task_id, name="sync", repository=repository, remote=remote, job_id=job_id)
     if tasking == "inline":
-        _run(task.pk, worker=this_process())
+        _run(task.pk, worker=this_process(), manifest_file=manifest_file)
     else:
-        transaction.on_commit(partial(_enqueue, task))
+        transaction.on_commit(partial(_enqueue, task, manifest_file))
     task.refresh_from_db()
     return task
 
@@ -129,7 +135,7 @@ def wait_for(task: Task, timeout: float | None = None, *, progress: ProgressSink
         follower.finish()
 
 
-def run_sync_task(task_id: str) -> str:
+def run_sync_task(task_id: str, manifest_file: str | None = None) -> str:
     """The RQ job: run the task in this worker's process; its final state.
 
     It records which process runs it (host:pid, in the job's meta) for `reap_abandoned_tasks`. It
@@ -142,7 +148,8 @@ def run_sync_task(task_id: str) -> str:
     job.save_meta()
     connections.close_all()
     try:
-        state = str(_run(task_id, worker=job.worker_name or ""))
+        local = None if manifest_file is None else Path(manifest_file)
+        state = str(_run(task_id, worker=job.worker_name or "", manifest_file=local))
         log.info("Task %s %s", task_id, state)
         return state
     finally:
@@ -240,13 +247,14 @@ class _ProgressFollower:
             self._sink.finish()
 
 
-def _enqueue(task: Task) -> None:
+def _enqueue(task: Task, manifest_file: Path | None = None) -> None:
     """Put the task's job on the queue; if Redis cannot take it, the task fails saying so."""
     queue = Queue(settings.PULP_SYNC_QUEUE, connection=redis_connection())
     try:
         queue.enqueue(
             run_sync_task,
             str(task.pk),
+            None if manifest_file is None else str(manifest_file.resolve()),
             job_id=task.job_id,
             job_timeout=JOB_TIMEOUT,
             result_ttl=_JOB_RECORD_SECONDS,
@@ -258,7 +266,7 @@ def _enqueue(task: Task) -> None:
         _end(task.pk, TaskState.FAILED, error=f"the task could not be queued on Redis at {where}: {one_line(error)}")
 
 
-def _run(task_id: Any, worker: str) -> str:
+def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
     """Run a waiting task here, from running to completed or failed; its final state."""
     started = Task.objects.filter(pk=task_id, state=TaskState.WAITING)
     if not started.update(state=TaskState.RUNNING, started=timezone.now(), worker=worker):
@@ -268,7 +276,8 @@ def _run(task_id: Any, worker: str) -> str:
         _end(task_id, TaskState.FAILED, error="its remote or repository was deleted before it ran")
         return TaskState.FAILED
     try:
-        report = sync_repository(task.remote, task.repository, TaskProgress(task_id), _workspace_prefix(task_id))
+        report = sync_repository(task.remote, task.repository, TaskProgress(task_id), _workspace_prefix(task_id),
+                                 manifest_file)
     except SyncError as error:
         failed = error.report.as_dict() if error.report else None
         _end(task_id, TaskState.FAILED, error=_message(error, task.remote), report=failed)

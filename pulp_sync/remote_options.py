@@ -1,0 +1,161 @@
+"""The command-line options of a Remote's settings, generated from `downloaders.REMOTE_SETTINGS`.
+
+One option per setting, named after it (`rate_limit` -> `--rate-limit`), so a new setting is on the
+command line the day it is added to DownloaderSettings. Secrets are never taken in clear on a
+command line, where `ps` and the shell's history show them to everyone:
+
+    --password-env VAR        the password is in the environment variable VAR
+    --password-file PATH      the password is the first line of PATH
+    --client-key-file PATH    the client certificate's key is in PATH
+    --header 'Name: value'    a request header (repeatable); --header-env 'Name=VAR' takes its value
+                              from $VAR, for headers that carry a token
+
+An option left out keeps the remote's value (or the downloader's default for a new remote).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+from urllib.parse import urlsplit
+
+import click
+
+from downloaders.settings import REMOTE_SETTINGS, RemoteSetting
+
+__all__ = ["remote_options", "settings_from_options", "refuse_password_in_url"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_PREFIX = "setting__"
+"""The parameter names of the generated options start with this, so a command can tell them apart."""
+
+
+class _FiniteFloat(click.ParamType):
+    """A finite number: `inf` or `nan` would be stored and then break the JSON that reports it."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+def remote_options(function: F) -> F:
+    """Add an option (or the -env/-file pair of a secret) for every Remote setting to a click command."""
+    for setting in reversed(REMOTE_SETTINGS):
+        for option in reversed(_options_of(setting)):
+            function = option(function)
+    return function
+
+
+def settings_from_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The Remote settings given on the command line, secrets read from where they were named; the
+    generated options are removed from `options`. Raises click.BadParameter on an unset variable or
+    an unreadable file."""
+    given = {name.removeprefix(_PREFIX): options.pop(name) for name in list(options) if name.startswith(_PREFIX)}
+    settings: dict[str, Any] = {}
+    for setting in REMOTE_SETTINGS:
+        value = _value_of(setting, given)
+        if value is not None:
+            settings[setting.name] = value
+    return settings
+
+
+def refuse_password_in_url(url: str, param_hint: str) -> None:
+    """A URL with `user:password@` would put the password on the command line: refuse it, saying how."""
+    if urlsplit(url).password is not None:
+        raise click.BadParameter(
+            "holds a password; give the user with --username and the password with --password-env VAR or "
+            "--password-file PATH, never on a command line",
+            param_hint=param_hint,
+        )
+
+
+def _flag(setting: RemoteSetting, suffix: str = "") -> str:
+    return "--" + setting.name.replace("_", "-") + suffix
+
+
+def _options_of(setting: RemoteSetting) -> list[Callable[[F], F]]:
+    """The click options of one setting."""
+    name = _PREFIX + setting.name
+    if setting.secret and setting.kind is Path:
+        return [click.option(_flag(setting, "-file"), name, type=click.Path(exists=True, dir_okay=False),
+                             help=f"{setting.help.rstrip('.')}: the file's path (the key stays in it).")]
+    if setting.secret:
+        return [
+            click.option(_flag(setting, "-env"), name + "_env", metavar="VAR",
+                         help=f"{setting.help} From the environment variable VAR."),
+            click.option(_flag(setting, "-file"), name + "_file", type=click.Path(exists=True, dir_okay=False),
+                         help=f"{setting.help} From the first line of this file."),
+        ]
+    if setting.kind is dict:
+        return [
+            click.option("--header", name, multiple=True, metavar="'NAME: VALUE'", help="A request header; repeatable."),
+            click.option("--header-env", name + "_env", multiple=True, metavar="NAME=VAR",
+                         help="A request header whose value is in the environment variable VAR; repeatable."),
+        ]
+    if setting.kind is bool:
+        return [click.option(_flag(setting) + "/" + _flag(setting).replace("--", "--no-", 1), name, default=None,
+                             help=setting.help)]
+    decls = [_flag(setting), name] + (["--concurrency"] if setting.name == "download_concurrency" else [])
+    return [click.option(*decls, type=_TYPES[setting.kind], help=setting.help)]
+
+
+_TYPES: dict[type, click.ParamType] = {
+    int: click.IntRange(min=0),
+    float: _FiniteFloat(),
+    str: click.STRING,
+    Path: click.Path(exists=True, dir_okay=False),
+}
+
+
+def _value_of(setting: RemoteSetting, given: dict[str, Any]) -> Any:
+    """One setting's value from the parsed options, or None when it was not given."""
+    if setting.kind is dict:
+        return _headers(given[setting.name], given[setting.name + "_env"])
+    if setting.secret and setting.kind is not Path:
+        return _secret(setting, given[setting.name + "_env"], given[setting.name + "_file"])
+    return given[setting.name]
+
+
+def _secret(setting: RemoteSetting, variable: str | None, path: str | None) -> str | None:
+    if variable is not None and path is not None:
+        raise click.BadParameter("give one of the two, not both", param_hint=f"{_flag(setting, '-env')} / -file")
+    if variable is not None:
+        return _from_environment(variable, _flag(setting, "-env"))
+    if path is not None:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        if not lines or not lines[0]:
+            raise click.BadParameter(f"{path} is empty", param_hint=_flag(setting, "-file"))
+        return lines[0]
+    return None
+
+
+def _headers(pairs: tuple[str, ...], from_environment: tuple[str, ...]) -> dict[str, str] | None:
+    headers: dict[str, str] = {}
+    for pair in pairs:
+        name, colon, value = pair.partition(":")
+        if not colon or not name.strip():
+            raise click.BadParameter(f"{pair!r} is not 'NAME: VALUE'", param_hint="--header")
+        headers[name.strip()] = value.strip()
+    for pair in from_environment:
+        name, equals, variable = pair.partition("=")
+        if not equals or not name.strip() or not variable.strip():
+            raise click.BadParameter(f"{pair!r} is not NAME=VAR", param_hint="--header-env")
+        headers[name.strip()] = _from_environment(variable.strip(), "--header-env")
+    return headers or None
+
+
+def _from_environment(variable: str, param_hint: str) -> str:
+    value = os.environ.get(variable)
+    if not value:
+        raise click.BadParameter(f"the environment variable {variable} is not set (or empty)", param_hint=param_hint)
+    return value
