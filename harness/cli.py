@@ -8,6 +8,7 @@ whose timings the harness measures.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
@@ -20,6 +21,7 @@ from harness.errors import HarnessError
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from harness.compare import CellChange
     from harness.report import Rendered
     from harness.results import Results
     from harness.spec import Experiment
@@ -144,19 +146,58 @@ def report_command(folder: Path) -> None:
 @bench_group.command("compare")
 @click.argument("old", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("new", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def compare_command(old: Path, new: Path) -> None:
-    """Per-cell change of sync time from results folder OLD to NEW, with Welch's t-test."""
-    from rich.table import Table
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object instead of a table.")
+@click.option("--fail-on-regression", "threshold", type=click.FloatRange(min=0), metavar="PCT",
+              help="Exit 3 if a cell is significantly slower in NEW by more than PCT percent of OLD's mean.")
+def compare_command(old: Path, new: Path, as_json: bool, threshold: float | None) -> None:
+    """Per-cell change of sync time from results folder OLD to NEW, with Welch's t-test.
 
-    from harness.compare import COMPARE_HEADER, change_rows, compare_results, setup_differences
+    With --fail-on-regression, a cell that NEW made significantly slower (Welch's p below the
+    experiment's alpha) by more than PCT percent of OLD's mean time fails the command, as asv's
+    `continuous` gates a CI; each such cell is named on stderr.
+
+    \b
+    Exit status:
+      0  no regression beyond PCT (or no --fail-on-regression)
+      1  an error, e.g. a folder that holds no results.json
+      2  a usage error: a bad flag or argument
+      3  some cell regressed beyond PCT
+    """
+    from harness.compare import change_document, compare_results, setup_differences
     from harness.results import load_results
 
     before, after = load_results(old), load_results(new)
+    changes, notes, alpha = compare_results(before, after), setup_differences(before, after), after.experiment.alpha
+    if as_json:
+        click.echo(json.dumps(change_document(changes, notes, alpha, threshold), indent=2))
+    else:
+        _print_changes(f"{old.name} -> {new.name}", changes, notes, alpha)
+    if threshold is not None:
+        _gate(changes, threshold)
+
+
+def _gate(changes: list[CellChange], threshold: float) -> None:
+    """Name each cell that regressed beyond `threshold` percent on stderr; exit 3 if one did."""
+    from harness.compare import regression_line, regressions
+
+    regressed = regressions(changes, threshold)
+    for change in regressed:
+        click.echo(regression_line(change, threshold), err=True)
+    if regressed:
+        sys.exit(3)
+
+
+def _print_changes(title: str, changes: list[CellChange], notes: list[str], alpha: float) -> None:
+    """The setup differences, then the COMPARE_HEADER table."""
+    from rich.table import Table
+
+    from harness.compare import COMPARE_HEADER, change_rows
+
     console = _console()
-    for note in setup_differences(before, after):
+    for note in notes:
         console.print(f"[yellow]Differs:[/yellow] {note}", highlight=False)
-    table = Table(*COMPARE_HEADER, title=f"{old.name} -> {new.name}")
-    for row in change_rows(compare_results(before, after), after.experiment.alpha):
+    table = Table(*COMPARE_HEADER, title=title)
+    for row in change_rows(changes, alpha):
         table.add_row(*row)
     console.print(table)
 

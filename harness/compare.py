@@ -7,14 +7,15 @@ first: a change measured across them is not the code's alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from harness.analysis import analyse
 from harness.results import Results
 from harness.stats import Comparison, Summary, compare
 from harness.summary import verdict
 
-__all__ = ["CellChange", "COMPARE_HEADER", "compare_results", "change_rows", "setup_differences"]
+__all__ = ["CellChange", "COMPARE_HEADER", "compare_results", "change_rows", "change_document", "regressions",
+           "regression_line", "setup_differences"]
 
 COMPARE_HEADER = ("manifest", "variant", "old (s)", "new (s)", "change", "ratio", "p (Welch)", "verdict")
 _SETUP = ("scale", "profile", "server", "restart_server", "base_url", "profiles")
@@ -56,6 +57,39 @@ def change_rows(changes: Sequence[CellChange], alpha: float) -> list[tuple[str, 
     return rows
 
 
+def change_document(changes: Sequence[CellChange], notes: Sequence[str], alpha: float,
+                    threshold_percent: float | None) -> dict[str, Any]:
+    """`bench compare --json`: what the table shows, unformatted, so a script need not parse rich output.
+
+    `faster` is "new" or "old"; a cell's `regression` is None when no threshold gates the comparison.
+    """
+    return {
+        "setup_differences": list(notes),
+        "alpha": alpha,
+        "fail_on_regression_percent": threshold_percent,
+        "cells": [_cell_document(change, alpha, threshold_percent) for change in changes],
+    }
+
+
+def regressions(changes: Sequence[CellChange], threshold_percent: float) -> list[CellChange]:
+    """Cells that the new folder made significantly slower by more than `threshold_percent` of the old mean.
+
+    Both conditions, as asv's `continuous` gates a CI: significant alone would fail on a real but
+    negligible slowdown, a percentage alone on noise. Significant is the Comparison's: the two-sided
+    p of Welch's unequal-variances t-test (Welch 1947) below the experiment's alpha. A cell missing
+    from either folder, or with fewer than two runs on a side, has no test and never regresses.
+    """
+    return [change for change in changes if _regressed(change, threshold_percent)]
+
+
+def regression_line(change: CellChange, threshold_percent: float) -> str:
+    """"Regression: 100 asyncio +12.3% (p = 0.0004) beyond 5%" for one of `regressions()`."""
+    comparison = change.comparison
+    assert comparison is not None and comparison.p_value is not None, "only regressed cells have a line"
+    return (f"Regression: {change.manifest} {change.variant} {comparison.percent_change:+.1f}% "
+            f"(p = {comparison.p_value:.3g}) beyond {threshold_percent:g}%")
+
+
 def setup_differences(old: Results, new: Results) -> list[str]:
     """Settings and machine facts that differ between the two folders, as sentences."""
     old_spec, new_spec = old.experiment.as_dict(), new.experiment.as_dict()
@@ -79,14 +113,43 @@ def _times(results: Results, manifest: str, variant: str) -> list[float]:
             if r.manifest == manifest and r.variant == variant and r.counted and r.sync_seconds is not None]
 
 
+def _regressed(change: CellChange, threshold_percent: float) -> bool:
+    comparison = change.comparison
+    return comparison is not None and comparison.significant and comparison.percent_change > threshold_percent
+
+
+def _cell_document(change: CellChange, alpha: float, threshold_percent: float | None) -> dict[str, Any]:
+    """One cell of change_document(): mean seconds (None where a folder lacks the cell) and the test."""
+    comparison = change.comparison
+    document: dict[str, Any] = {
+        "manifest": change.manifest,
+        "variant": change.variant,
+        "old_mean_seconds": change.old.mean if change.old else None,
+        "new_mean_seconds": change.new.mean if change.new else None,
+        "percent_change": None, "ratio": None, "ratio_uncertainty": None, "faster": None,
+        "p_value": None, "significant": None,
+    }
+    if comparison is not None:
+        document.update(comparison.as_dict(), faster="new" if comparison.faster == "variant" else "old")
+    document["verdict"] = _verdict(change, alpha)
+    document["regression"] = None if threshold_percent is None else _regressed(change, threshold_percent)
+    return document
+
+
+def _verdict(change: CellChange, alpha: float) -> str:
+    """The test's verdict, or which folder lacks the cell when one does."""
+    if change.comparison is None:
+        return "only in new" if change.old is None else "only in old" if change.new is None else "no runs"
+    return verdict(change.comparison, alpha)
+
+
 def _judgement(change: CellChange, alpha: float) -> tuple[str, str, str, str]:
     """(change, ratio, p, verdict) of one cell; says which folder lacks it when one does."""
     comparison = change.comparison
     if comparison is None:
-        where = "only in new" if change.old is None else "only in old" if change.new is None else "no runs"
-        return "–", "–", "–", where
+        return "–", "–", "–", _verdict(change, alpha)
     word = "faster" if comparison.faster == "variant" else "slower"
     spread = f" ± {comparison.ratio_uncertainty:.2f}" if comparison.ratio_uncertainty is not None else ""
     p_value = "–" if comparison.p_value is None else f"{comparison.p_value:.3g}"
     ratio = f"new {comparison.ratio:.2f}{spread}x {word}"
-    return f"{comparison.percent_change:+.1f}%", ratio, p_value, verdict(comparison, alpha)
+    return f"{comparison.percent_change:+.1f}%", ratio, p_value, _verdict(change, alpha)
