@@ -18,7 +18,11 @@ __all__ = ["Cell", "Pair", "PeerRatio", "Analysis", "analyse", "throughput_mb_s"
 
 @dataclass(frozen=True)
 class Cell:
-    """One manifest x variant: its sync times (seconds) and throughputs (MB/s, 10^6 bytes)."""
+    """One manifest x variant: its sync times (seconds) and throughputs (MB/s, 10^6 bytes).
+
+    The time's interval is Student's t of the mean; the throughput's is of its geometric mean, from
+    the logs (harness.stats.describe with log_interval), so it never goes below 0 MB/s.
+    """
 
     manifest: str
     variant: str
@@ -106,8 +110,9 @@ def analyse(experiment: Experiment, runs: Sequence[RunRecord]) -> Analysis:
 
 
 def throughput_mb_s(run: RunRecord) -> float | None:
-    """MB (10^6 bytes) per second of the sync alone; None for a run without bytes or time."""
-    if not run.sync_seconds or run.bytes_downloaded is None:
+    """MB (10^6 bytes) per second of the sync alone; None for a run without bytes or time (a rate
+    of 0 has no logarithm, and no place in the throughput's interval)."""
+    if not run.sync_seconds or not run.bytes_downloaded:
         return None
     return run.bytes_downloaded / 1e6 / run.sync_seconds
 
@@ -125,7 +130,7 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
         manifest=manifest,
         variant=variant,
         time=describe(times) if times else None,
-        throughput=describe(rates) if rates else None,
+        throughput=describe(rates, log_interval=True) if rates else None,
         failed=failed,
         cpu_seconds=mean_or_none([r.cpu_seconds for r in counted]),
         peak_rss_mb=mean_or_none([r.peak_rss_mb for r in counted]),

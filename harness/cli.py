@@ -1,7 +1,15 @@
 """`pulp-sync bench ...` (also `python -m harness ...`): run, sweep, report, compare.
 
-Errors a user can fix are one `Error:` line and exit status 1; an interrupted experiment says how to
-continue it. Each command imports what it needs when it runs (scipy and matplotlib take over a
+Errors a user can fix are one `Error:` line; an interrupted experiment says how to continue it.
+Exit status, so that a CI can gate on an experiment (EXIT_CODES):
+
+    0  every counted run succeeded (or --allow-failures)
+    1  some counted run failed, the remote could not be used, or another error stopped the experiment
+    2  a usage error: a bad flag, spec, sample size or remote setting, or a plan above --max-bytes
+    3  `bench compare --fail-on-regression`: a cell regressed beyond the threshold
+    130  interrupted (Ctrl-C); the runs made so far are saved
+
+ Each command imports what it needs when it runs (scipy and matplotlib take over a
 second to import): mounting `bench_group` adds nothing to the start-up of other pulp-sync commands,
 whose timings the harness measures.
 """
@@ -31,12 +39,24 @@ __all__ = ["bench_group", "main"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class _UsageProblem(click.ClickException):
+    """A mistake in what the user asked for: one `Error:` line, exit status 2 (click's for usage errors)."""
+
+    exit_code = 2
+
+
 class _BenchGroup(click.Group):
-    """Turns the harness's errors into one `Error:` line and exit status 1."""
+    """Turns the harness's errors into one `Error:` line: exit status 2 for a spec, a sample size or a
+    remote setting the user must fix (ValueError among them), 1 for the rest."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        from harness.sample import SampleError
+        from harness.spec import SpecError
+
         try:
             return super().invoke(ctx)
+        except (SpecError, SampleError) as error:
+            raise _UsageProblem(str(error)) from error
         except HarnessError as error:
             raise click.ClickException(str(error)) from error
 
@@ -64,6 +84,21 @@ def _csv(kind: Callable[[str], Any]) -> Callable[[click.Context, click.Parameter
     return parse
 
 
+def _byte_count(ctx: click.Context, param: click.Parameter, value: str | None) -> int | None:
+    """A click callback reading "20G", "500M", "1.5T" or a number of bytes (SI: 1G = 10^9 bytes)."""
+    if value is None:
+        return None
+    text = value.strip().upper().removesuffix("B")
+    factor = 10 ** (3 * ("KMGT".index(text[-1]) + 1)) if text and text[-1] in "KMGT" else 1
+    try:
+        count = float(text[:-1] if factor > 1 else text) * factor
+    except ValueError:
+        count = -1
+    if not count > 0:
+        raise click.BadParameter(f"{value!r}: a size such as 20G, 500M or 1000000 (bytes)")
+    return int(count)
+
+
 def _common_options(function: F) -> F:
     """Options shared by `run` and `sweep`: what to override and where results and state go."""
     options = [
@@ -75,7 +110,17 @@ def _common_options(function: F) -> F:
                      help="Fixture server (nginx: loopback only)."),
         click.option("--restart-server/--no-restart-server", default=None, help="Restart the server before each run."),
         click.option("--fixtures", type=click.Path(file_okay=False), help="Fixture tree [default: per scale]."),
-        click.option("--base-url", help="Sync from this remote instead of a fixture server."),
+        click.option("--remote", "--base-url", "base_url", metavar="URL",
+                     help="Sync from your own remote instead of a fixture server: a manifest's URL, or a base URL "
+                          "ending in / with --manifests. No password in it: see --remote-setting."),
+        click.option("--remote-setting", "remote_settings", multiple=True, metavar="KEY=VALUE",
+                     help="A Remote setting for every variant, over the spec's [remote] (repeatable), e.g. "
+                          "rate_limit=20, ca_cert=ca.pem, password=env:VAR; secrets only as env:VAR or file:PATH."),
+        click.option("--sample", help="Sync a size-stratified sample of each manifest: 10% or a number of files."),
+        click.option("--sample-seed", type=int, help="Seed of the sample [default 0]; the same in every run."),
+        click.option("--max-bytes", callback=_byte_count, metavar="SIZE",
+                     help="Refuse a plan that would download more than this, e.g. 20G (SI units)."),
+        click.option("--allow-failures", is_flag=True, help="Exit 0 even when runs failed (they are reported)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds one sync may take."),
         click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Results folder to write."),
         click.option("--results-dir", type=click.Path(file_okay=False, path_type=Path), default=defaults.RESULTS_DIR,
@@ -106,7 +151,7 @@ def run_command(
         experiment = experiment.with_overrides(variants=tuple(experiment.variant(name) for name in variants),
                                                baseline=_kept_baseline(experiment, variants))
     experiment = _overridden(experiment, options, manifests=manifests)
-    _execute(experiment, options)
+    _exit_for_failures(_execute(experiment, options), options["allow_failures"])
 
 
 @bench_group.command("sweep")
@@ -114,21 +159,31 @@ def run_command(
               help="Downloader(s) to sweep, e.g. asyncio,futures.")
 @click.option("--concurrency", "concurrencies", callback=_csv(int),
               default=",".join(map(str, defaults.SWEEP_CONCURRENCY)), show_default=True, help="Values to try.")
+@click.option("--sweep", "swept", metavar="NAME=V1,V2,...",
+              help="Sweep this int or float Remote setting instead of concurrency, e.g. rate_limit=5,10,20 "
+                   "or max_retries=0,3 (variants keep the default concurrency).")
 @click.option("--manifest", "manifests", callback=_csv(str), default="100", show_default=True, help="Manifest(s).")
 @click.option("--tolerance", type=click.FloatRange(0, 1), default=defaults.SWEEP_TOLERANCE, show_default=True,
-              help="Recommend the smallest concurrency within this fraction of the best throughput.")
+              help="Recommend the smallest value within this fraction of the best throughput.")
 @_common_options
-def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int, ...], manifests: tuple[str, ...],
-                  tolerance: float, **options: Any) -> None:
-    """Measure throughput against concurrency per downloader and recommend a setting."""
+def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int, ...], swept: str | None,
+                  manifests: tuple[str, ...], tolerance: float, **options: Any) -> None:
+    """Measure throughput against concurrency (or --sweep another setting) per downloader; recommend a value."""
     if any(value < 1 for value in concurrencies):
         raise click.BadParameter("concurrency values must be 1 or more", param_hint="--concurrency")
-    from harness.sweep import recommend, recommendation_sentence, sweep_experiment
+    given = click.get_current_context().get_parameter_source("concurrencies") is not click.core.ParameterSource.DEFAULT
+    if swept is not None and given:
+        raise click.UsageError("give --concurrency or --sweep, not both "
+                               "(--sweep download_concurrency=... is --concurrency)")
+    from harness.sweep import parse_sweep, sweep_experiment
 
-    experiment = sweep_experiment(downloader_names, concurrencies, manifests, runs=options["runs"], tolerance=tolerance)
-    rendered = _execute(_overridden(experiment, options), options)
-    for pick in recommend(rendered.results.experiment, rendered.analysis):
-        click.echo(recommendation_sentence(pick))
+    try:
+        setting, values = parse_sweep(swept) if swept is not None else (defaults.SWEEP_SETTING, concurrencies)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--sweep") from error
+    experiment = sweep_experiment(downloader_names, values, manifests, setting, runs=options["runs"],
+                                  tolerance=tolerance)
+    _exit_for_failures(_execute(_overridden(experiment, options), options), options["allow_failures"])
 
 
 @bench_group.command("report")
@@ -216,9 +271,21 @@ def main() -> None:
 
 
 def _overridden(experiment: Experiment, options: dict[str, Any], **extra: Any) -> Experiment:
-    """The experiment with every flag given applied (flags left out keep the spec's values)."""
-    fields = ("runs", "warmup", "scale", "profile", "server", "restart_server", "fixtures", "base_url", "timeout")
-    return experiment.with_overrides(**{name: options[name] for name in fields}, **extra)
+    """The experiment with every flag given applied (flags left out keep the spec's values). A manifest's
+    own URL as the remote names the experiment's one manifest after it."""
+    from harness.remote import is_manifest_url, manifest_label, parse_remote_setting
+
+    fields = ("runs", "warmup", "scale", "profile", "server", "restart_server", "fixtures", "base_url", "timeout",
+              "sample", "sample_seed")
+    changes = {name: options[name] for name in fields} | extra
+    settings = dict(parse_remote_setting(assignment) for assignment in options["remote_settings"])
+    if settings:
+        changes["remote"] = {**experiment.remote, **settings}
+    url = changes["base_url"] or experiment.base_url
+    manifests = changes.get("manifests") or experiment.manifests
+    if url is not None and is_manifest_url(url) and len(manifests) <= 1:
+        changes["manifests"] = (manifest_label(url),)
+    return experiment.with_overrides(**changes)
 
 
 def _kept_baseline(experiment: Experiment, variants: tuple[str, ...]) -> str | None:
@@ -232,16 +299,22 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
 
     from harness.progress import progress_for
     from harness.report import render
-    from harness.runner import RunOptions, check_runnable, run_experiment
+    from harness.plan import check_plan, plan_sentence
+    from harness.runner import RunOptions, check_runnable, prepare, run_experiment
     from harness.summary import print_summary
 
     check_runnable(experiment)  # before a folder is made: a spec that cannot run leaves nothing behind
-    folder, previous = _folder(experiment, options)
+    resumed = _resumed(experiment, options)
+    prepared = prepare(experiment, options["state_dir"])  # the remote checked, the sample drawn
+    previous = resumed[1] if resumed else None
+    click.echo(plan_sentence(experiment, prepared[1], previous), err=True)
+    check_plan(experiment, prepared[1], previous, options["max_bytes"])
+    folder = resumed[0] if resumed else _new_folder(experiment, options)
     run_options = RunOptions(state_dir=options["state_dir"],
                              progress=progress_for(Console(stderr=True), quiet=options["quiet"]))
     click.echo(f"Results: {folder}", err=True)
     try:
-        run_experiment(experiment, folder, run_options, previous)
+        run_experiment(experiment, folder, run_options, previous, prepared)
     except KeyboardInterrupt:
         click.echo(f"\nInterrupted. The runs made so far are saved in {folder}; continue with the same "
                    f"command and `--resume --out {folder}`, or see them with `bench report {folder}`.", err=True)
@@ -252,20 +325,23 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     return rendered
 
 
-def _folder(experiment: Experiment, options: dict[str, Any]) -> tuple[Path, Results | None]:
-    """Where the results go, and the results already there when resuming."""
-    from harness.results import ResultsError, latest_results_dir, load_results, new_results_dir
+def _exit_for_failures(rendered: Rendered, allow_failures: bool) -> None:
+    """Exit status 1 when a counted run failed, unless --allow-failures: a CI gates on it."""
+    failed = [run for run in rendered.results.runs if not run.ok and not run.warmup]
+    if failed and not allow_failures:
+        counted = sum(1 for run in rendered.results.runs if not run.warmup)
+        raise click.ClickException(f"{len(failed)} of {counted} counted runs failed (the report lists them, first: "
+                                   f"{failed[0].error}); --allow-failures to exit 0 all the same")
+
+
+def _resumed(experiment: Experiment, options: dict[str, Any]) -> tuple[Path, Results] | None:
+    """With --resume, the folder to continue and its results; None without. Checked before any work."""
+    from harness.results import ResultsError, latest_results_dir, load_results
     from harness.runner import compatible
 
-    out: Path | None = options["out"]
     if not options["resume"]:
-        if out is None:
-            return new_results_dir(options["results_dir"], experiment.name), None
-        if (out / "results.json").exists():
-            raise ResultsError(f"{out} already holds results; add --resume to continue them, or choose another --out")
-        out.mkdir(parents=True, exist_ok=True)
-        return out, None
-    folder = out or latest_results_dir(options["results_dir"], experiment.name)
+        return None
+    folder = options["out"] or latest_results_dir(options["results_dir"], experiment.name)
     if folder is None:
         raise ResultsError(f"nothing to resume: no {options['results_dir']}/*-{experiment.name} folder; drop --resume")
     previous = load_results(folder)
@@ -274,3 +350,16 @@ def _folder(experiment: Experiment, options: dict[str, Any]) -> tuple[Path, Resu
         raise ResultsError(f"{folder} was made with other settings ({', '.join(differences)}); "
                            "resume with the same spec and flags (only --runs may grow), or start a new folder")
     return folder, previous
+
+
+def _new_folder(experiment: Experiment, options: dict[str, Any]) -> Path:
+    """A new results folder: --out if given (and free), else results/<timestamp>-<experiment>."""
+    from harness.results import ResultsError, new_results_dir
+
+    out: Path | None = options["out"]
+    if out is None:
+        return new_results_dir(options["results_dir"], experiment.name)
+    if (out / "results.json").exists():
+        raise ResultsError(f"{out} already holds results; add --resume to continue them, or choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    return out

@@ -19,6 +19,7 @@ __all__ = [
     "HIGH_CV",
     "OUTLIER_Z",
     "OUTLIER_MIN_RUNS",
+    "SWEEP_SETTING",
     "SWEEP_CONCURRENCY",
     "SWEEP_RUNS",
     "SWEEP_TOLERANCE",
@@ -58,12 +59,14 @@ outliers"; hyperfine warns only beyond 14.826 MADs from the median, which is a s
 a tight cell's MAD is tiny and 3.5 then flags differences of milliseconds. We warn as hyperfine does."""
 OUTLIER_MIN_RUNS = 5
 """Fewer runs than this are not screened for outliers: a median of three says little about a fourth."""
+SWEEP_SETTING = "download_concurrency"
+"""The Remote setting a sweep varies unless told another (`bench sweep --sweep NAME=...`)."""
 SWEEP_CONCURRENCY = (1, 2, 4, 8, 16, 32, 64, 128)
 """Concurrency values a sweep tries."""
 SWEEP_RUNS = 3
-"""Counted runs per concurrency value in a sweep: enough for a CI, cheap enough for eight values."""
+"""Counted runs per value in a sweep: enough for an interval, cheap enough for eight values."""
 SWEEP_TOLERANCE = 0.05
-"""A sweep recommends the smallest concurrency within this fraction of the best throughput."""
+"""A sweep recommends the smallest value within this fraction of the best throughput."""
 RESULTS_DIR = Path("results")
 """Where `results/<timestamp>-<experiment>/` folders go."""
 STATE_DIR = Path(".pulp-sync") / "bench"

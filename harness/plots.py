@@ -1,7 +1,9 @@
 """Plots as PNG and SVG with matplotlib's Agg canvas (no display, no pyplot global state).
 
-Each plot shows the spread as well as the centre: bars are means, error bars are one stddev (time)
-or the 95% CI (throughput), and every counted run is a dot, so a reader sees what the mean hides.
+Each plot shows the spread as well as the centre: time bars are means with one stddev, throughput
+bars are geometric means with their 95% CI (computed in log space, so never below 0 and as
+asymmetric as the rates; harness.stats.describe), and every counted run is a dot, so a reader sees
+what the centre hides.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ FORMATS = ("png", "svg")
 _JITTER = 0.08
 """Half-width of the random sideways shift of run dots, as a fraction of a bar group."""
 
-SweepLine = tuple[str, Sequence[int], Sequence[float], Sequence[float], Sequence[float], int | None]
-"""(downloader, concurrencies, mean MB/s, CI low, CI high, recommended concurrency) for plot_sweep."""
+SweepLine = tuple[str, Sequence[float], Sequence[float], Sequence[float], Sequence[float], float | None]
+"""(downloader, values of the swept setting, geometric mean MB/s, CI low, CI high, recommended value
+or None) for plot_sweep."""
 
 
 def plot_experiment(folder: Path, results: Results, analysis: Analysis) -> list[str]:
@@ -32,30 +35,33 @@ def plot_experiment(folder: Path, results: Results, analysis: Analysis) -> list[
     written = [
         _save(folder, "sync_time", _bars(results, analysis, ("Sync time (s)", "mean ± 1 stddev"), _time_bar,
                                          lambda r: r.sync_seconds)),
-        _save(folder, "throughput", _bars(results, analysis, ("Throughput (MB/s)", "mean ± 95% CI"), _rate_bar,
-                                          throughput_mb_s)),
+        _save(folder, "throughput", _bars(results, analysis, ("Throughput (MB/s)", "geometric mean, 95% CI"),
+                                          _rate_bar, throughput_mb_s)),
         _save(folder, "timeline", _timeline(results)),
     ]
     return written
 
 
-def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str = "sweep") -> str:
-    """Throughput against concurrency per downloader, CI as a band, the recommendation circled."""
+def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str = "sweep",
+               xlabel: str = "download concurrency") -> str:
+    """Throughput against the swept setting per downloader, CI as a band, the recommendation circled.
+    The x axis is log2 (sweeps usually double) unless a value is 0 or less (max_retries=0,3)."""
     figure = Figure(figsize=(8, 4.5), layout="constrained")
     axes = figure.add_subplot()
-    for downloader, concurrency, means, lows, highs, recommended in lines:
-        (line,) = axes.plot(concurrency, means, marker="o", label=downloader)
-        axes.fill_between(concurrency, lows, highs, alpha=0.2, color=line.get_color())
+    for downloader, values, centres, lows, highs, recommended in lines:
+        (line,) = axes.plot(values, centres, marker="o", label=downloader)
+        axes.fill_between(values, lows, highs, alpha=0.2, color=line.get_color())
         if recommended is not None:
-            y = means[list(concurrency).index(recommended)]
+            y = centres[list(values).index(recommended)]
             axes.scatter([recommended], [y], s=220, facecolors="none", edgecolors=line.get_color(), linewidths=2,
-                         label=f"{downloader}: recommended {recommended}")
-    axes.set_xscale("log", base=2)
-    ticks = sorted({c for line in lines for c in line[1]})
-    axes.set_xticks(ticks, [str(c) for c in ticks])
+                         label=f"{downloader}: recommended {recommended:g}")
+    ticks = sorted({value for line in lines for value in line[1]})
+    if all(value > 0 for value in ticks):
+        axes.set_xscale("log", base=2)
+    axes.set_xticks(ticks, [f"{value:g}" for value in ticks])
     axes.minorticks_off()
-    axes.set_xlabel("download concurrency")
-    axes.set_ylabel("throughput (MB/s), mean and 95% CI")
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("throughput (MB/s), geometric mean and 95% CI")
     axes.set_title(title)
     axes.grid(True, alpha=0.3)
     axes.legend()
@@ -66,11 +72,12 @@ def _bars(
     results: Results,
     analysis: Analysis,
     labels: tuple[str, str],
-    bar: Callable[[Cell], tuple[float, float] | None],
+    bar: Callable[[Cell], tuple[float, float, float] | None],
     value: Callable[[RunRecord], float | None],
 ) -> Figure:
     """Grouped bars per manifest and variant, with error bars and every counted run as a dot.
-    `labels` are the y axis label and what the bars and error bars show."""
+    `labels` are the y axis label and what the bars and error bars show; `bar` gives a cell's bar
+    height and how far its error bar reaches below and above it."""
     label, shown = labels
     spec = results.experiment
     names = [variant.name for variant in spec.variants]
@@ -81,7 +88,8 @@ def _bars(
     for index, name in enumerate(names):
         x = np.arange(len(spec.manifests)) + (index - (len(names) - 1) / 2) * width
         heights = [bar(analysis.cell(manifest, name)) for manifest in spec.manifests]
-        axes.bar(x, [h[0] if h else 0 for h in heights], width * 0.9, yerr=[h[1] if h else 0 for h in heights],
+        errors = [[h[1] if h else 0 for h in heights], [h[2] if h else 0 for h in heights]]
+        axes.bar(x, [h[0] if h else 0 for h in heights], width * 0.9, yerr=errors,
                  capsize=4, alpha=0.6, label=name, color=f"C{index}", error_kw={"zorder": 4})
         for position, manifest in zip(x, spec.manifests):
             points = [v for r in results.runs if r.variant == name and r.manifest == manifest and r.counted
@@ -97,17 +105,20 @@ def _bars(
     return figure
 
 
-def _time_bar(cell: Cell) -> tuple[float, float] | None:
-    """Mean sync time and one sample stddev (the seed's two figures)."""
-    return (cell.time.mean, cell.time.stdev or 0.0) if cell.time else None
+def _time_bar(cell: Cell) -> tuple[float, float, float] | None:
+    """Mean sync time and one sample stddev either way (the seed's two figures)."""
+    return (cell.time.mean, cell.time.stdev or 0.0, cell.time.stdev or 0.0) if cell.time else None
 
 
-def _rate_bar(cell: Cell) -> tuple[float, float] | None:
-    """Mean throughput and the half-width of its 95% CI."""
+def _rate_bar(cell: Cell) -> tuple[float, float, float] | None:
+    """Geometric mean throughput and its 95% CI, which is not symmetric around it."""
     rate = cell.throughput
-    if rate is None:
+    if rate is None or rate.geometric_mean is None:
         return None
-    return rate.mean, (rate.ci_high - rate.mean) if rate.ci_high is not None else 0.0
+    centre = rate.geometric_mean
+    if rate.ci_low is None or rate.ci_high is None:
+        return centre, 0.0, 0.0
+    return centre, centre - rate.ci_low, rate.ci_high - centre
 
 
 def _timeline(results: Results) -> Figure:

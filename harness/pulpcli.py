@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from harness import defaults
 from harness.child import ChildRun, run_child
@@ -16,7 +16,11 @@ from harness.workers import QUEUE
 from harness.errors import HarnessError
 from harness.spec import Variant
 
-__all__ = ["ResetFailed", "child_env", "reset", "sync", "installed_downloaders"]
+__all__ = ["ResetFailed", "child_env", "reset", "sync", "remote_arguments", "installed_downloaders"]
+
+_SECRET_VARIABLE = "PULP_SYNC_BENCH_{}"
+"""The sync child's environment variables that carry its secrets and headers (`--password-env` and
+the like): a process's environment is readable by its user alone, its arguments by everyone."""
 
 _RESET_TIMEOUT = 600.0
 """Seconds a reset may take (a large store on a slow disk) before the experiment stops."""
@@ -59,8 +63,11 @@ def reset(env: dict[str, str], command: Sequence[str] = defaults.PULP_SYNC_COMMA
 
 
 def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
-         command: Sequence[str] = defaults.PULP_SYNC_COMMAND) -> ChildRun:
-    """`pulp-sync sync URL --json` with the variant's downloader, concurrency and tasking, to its end."""
+         command: Sequence[str] = defaults.PULP_SYNC_COMMAND, settings: Mapping[str, Any] | None = None,
+         manifest_file: Path | None = None) -> ChildRun:
+    """`pulp-sync sync URL --json` with the variant's downloader, its Remote `settings` (resolved; its
+    concurrency when None) and tasking, to its end; the manifest's lines from `manifest_file` if given."""
+    options, secrets = remote_arguments(settings or {"download_concurrency": variant.download_concurrency})
     arguments = [
         *command,
         "sync",
@@ -69,13 +76,40 @@ def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
         defaults.REPOSITORY,
         "--downloader",
         variant.downloader,
-        "--concurrency",
-        str(variant.download_concurrency),
+        *options,
+        *(["--manifest-file", str(manifest_file.resolve())] if manifest_file is not None else []),
         *(["--tasking", "rq"] if variant.tasking == "rq" else []),
         *variant.sync_args,
         "--json",
     ]
-    return run_child(arguments, env=env, timeout=timeout)
+    return run_child(arguments, env={**env, **secrets}, timeout=timeout)
+
+
+def remote_arguments(settings: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """`pulp-sync sync` options for resolved Remote settings, and the environment variables that carry
+    the secrets and header values those options name: nothing secret is ever an argument."""
+    from downloaders.settings import remote_setting
+
+    options: list[str] = []
+    secrets: dict[str, str] = {}
+    for name, value in settings.items():
+        flag, setting = "--" + name.replace("_", "-"), remote_setting(name)
+        if setting.kind is dict:
+            for number, (header, text) in enumerate(value.items()):
+                variable = _SECRET_VARIABLE.format(f"HEADER_{number}")
+                secrets[variable] = text
+                options += ["--header-env", f"{header}={variable}"]
+        elif setting.secret and setting.kind is str:
+            variable = _SECRET_VARIABLE.format(name.upper())
+            secrets[variable] = str(value)
+            options += [flag + "-env", variable]
+        elif setting.secret:
+            options += [flag + "-file", str(value)]
+        elif setting.kind is bool:
+            options.append(flag if value else flag.replace("--", "--no-", 1))
+        else:
+            options += [flag, str(value)]
+    return options, secrets
 
 
 def installed_downloaders() -> dict[str, str]:

@@ -19,7 +19,7 @@ from harness.outputs import perf_data_name, save_run_outputs
 from harness.plots import plot_experiment, plot_sweep
 from harness.records import RUN_FIELDS
 from harness.results import Results, atomic_write_text, load_results
-from harness.sweep import recommend, recommendation_sentence, sweep_lines
+from harness.sweep import recommend, setting_label, sweep_lines
 
 __all__ = ["Rendered", "render", "REPORT_FILE", "SUMMARY_FILE"]
 
@@ -47,19 +47,14 @@ def render(folder: Path) -> Rendered:
     markdown = summary.summary_markdown(results, analysis)
     spec = results.experiment
     if spec.kind == "sweep":
+        label = setting_label(spec.sweep_setting)
         for manifest in spec.manifests:
-            title = f"{spec.name}: throughput against concurrency, manifest {manifest}"
+            title = f"{spec.name}: throughput against {label}, manifest {manifest}"
             name = "sweep" if len(spec.manifests) == 1 else f"sweep_{manifest.replace('/', '_')}"
-            plots.append(plot_sweep(folder, sweep_lines(spec, analysis, manifest), title, name))
-        picks = "".join(f"- {line}\n" for line in _sweep_lines(results, analysis))
-        markdown += "\n## Recommended concurrency\n\n" + picks
+            plots.append(plot_sweep(folder, sweep_lines(spec, analysis, manifest), title, name, spec.sweep_setting))
     atomic_write_text(folder / SUMMARY_FILE, markdown)
     atomic_write_text(folder / REPORT_FILE, _html(results, analysis, plots))
     return Rendered(folder, results, analysis, plots)
-
-
-def _sweep_lines(results: Results, analysis: Analysis) -> list[str]:
-    return [recommendation_sentence(pick) for pick in recommend(results.experiment, analysis)]
 
 
 def _html(results: Results, analysis: Analysis, plots: Sequence[str]) -> str:
@@ -101,8 +96,7 @@ def _headline(results: Results, analysis: Analysis) -> str:
                      f"<span class=\"{css}\">{escape(verdict)}</span>)</li>")
     conclusions = summary.average_sentence(analysis, results.experiment.baseline_variant.name)
     conclusions += summary.peer_sentences(analysis)
-    if results.experiment.kind == "sweep":
-        conclusions += _sweep_lines(results, analysis)
+    conclusions += summary.sweep_sentences(results.experiment, analysis)
     items += [f"<li><b>{escape(line)}</b></li>" for line in conclusions]
     return "<ul class=\"headline\">" + "".join(items) + "</ul>" if items else "<p>One variant: nothing to compare.</p>"
 
@@ -117,14 +111,16 @@ def _pair_section(results: Results, analysis: Analysis) -> str:
 def _sweep_section(results: Results, analysis: Analysis) -> str:
     if results.experiment.kind != "sweep":
         return ""
-    picks = recommend(results.experiment, analysis)
-    header = ("manifest", "downloader", "recommended", "MB/s", "95% CI", "best at", "best MB/s")
-    rows = [(p.manifest, p.downloader, str(p.concurrency), f"{p.mb_per_s:.1f}",
-             f"{summary.fmt(p.ci_low, 1)} … {summary.fmt(p.ci_high, 1)}", str(p.best_concurrency), f"{p.best_mb_s:.1f}")
-            for p in picks]
-    note = (f"<p>Recommended: the smallest concurrency whose mean throughput is within "
-            f"{picks[0].tolerance:.0%} of the best.</p>") if picks else "<p>No successful runs.</p>"
-    return f"<section id=\"sweep\"><h2>Concurrency sweep</h2>{note}{_table(header, rows)}</section>"
+    spec = results.experiment
+    picks = recommend(spec, analysis)
+    note = (f"<p>Recommended: the smallest {escape(spec.sweep_setting)} whose throughput (geometric mean) is "
+            f"within {spec.tolerance:.0%} of the best, unless the runs cannot tell the values apart "
+            f"(\"indistinguishable\": a value has fewer than 2 counted runs, or the best value's sync times are "
+            f"not significantly shorter than the worst one's, Welch's t-test with a Bonferroni correction for "
+            f"the pairs of values, p ≥ {spec.alpha:g}). Also in results.json, \"recommendations\".</p>"
+            ) if picks else "<p>No successful runs.</p>"
+    table = _table(summary.SWEEP_HEADER, summary.sweep_rows(picks))
+    return f"<section id=\"sweep\"><h2>Sweep of {escape(setting_label(spec.sweep_setting))}</h2>{note}{table}</section>"
 
 
 def _failed_section(results: Results) -> str:

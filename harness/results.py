@@ -20,6 +20,7 @@ from harness.analysis import Analysis
 from harness.errors import HarnessError
 from harness.records import RunRecord, record_from_dict
 from harness.spec import Experiment, experiment_from_dict
+from harness.sweep import recommend
 
 __all__ = [
     "RESULTS_FILE",
@@ -82,7 +83,8 @@ def latest_results_dir(base: Path, name: str) -> Path | None:
 
 
 def save_results(folder: Path, results: Results, analysis: Analysis) -> None:
-    """Write results.json (raw runs plus the statistics derived from them), atomically."""
+    """Write results.json (raw runs plus the statistics derived from them), atomically; a sweep's
+    also holds its "recommendations" (harness.sweep.Recommendation), for scripts to read."""
     document = {
         "format": FORMAT,
         "experiment": results.experiment.as_dict(),
@@ -94,6 +96,8 @@ def save_results(folder: Path, results: Results, analysis: Analysis) -> None:
         "runs": [run.as_dict() for run in results.runs],
         "statistics": analysis.as_dict(),
     }
+    if results.experiment.kind == "sweep":
+        document["recommendations"] = [pick.as_dict() for pick in recommend(results.experiment, analysis)]
     atomic_write_text(folder / RESULTS_FILE, json.dumps(document, indent=2))
 
 

@@ -8,15 +8,18 @@
 
 A run that fails is recorded with its error and the experiment goes on; a reset that fails stops
 it (every later run would measure a dirty state) with the runs so far saved, ready for --resume.
+Before the first run each manifest's source is prepared (harness.site.prepare_sources): a remote's
+manifest is fetched and checked with every variant's settings, and a sample is drawn once.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from rich.console import Console
 
@@ -30,16 +33,18 @@ from harness.records import RunRecord, record_command_run, record_run
 from harness.results import Results, now_iso
 from harness.schedule import PlannedRun, plan
 from harness.workers import running_workers
-from harness.site import FixtureSite, check_site, manifest_facts, prepare_tree
+from harness.remote import resolve_settings
+from harness.site import FixtureSite, ManifestSource, check_site, prepare_sources, prepare_tree
 from harness.spec import Experiment, SpecError, Variant
 from harness.trash import Trash
 
-__all__ = ["RunOptions", "check_runnable", "run_experiment", "compatible"]
+__all__ = ["RunOptions", "check_runnable", "prepare", "run_experiment", "compatible"]
 
 _COMMAND_INPUTS = "command-inputs"
 _COMMAND_OUTPUT = "command-output"
 _TRASH = "trash"
 _STORE = "artifacts"
+_MANIFESTS = "manifests"
 
 
 @dataclass(frozen=True)
@@ -60,8 +65,6 @@ def check_runnable(experiment: Experiment) -> None:
     installed = pulpcli.installed_downloaders()
     for variant in experiment.variants:
         if variant.is_command:
-            if experiment.base_url is not None:
-                raise SpecError(f"variant {variant.name!r}: command variants need the fixture tree, not base_url")
             program = program_of(str(variant.command))
             if shutil.which(program) is None:
                 raise SpecError(f"variant {variant.name!r}: {program!r} is not installed (or not on PATH)")
@@ -78,13 +81,22 @@ def compatible(saved: Experiment, wanted: Experiment) -> list[str]:
     return sorted(key for key in old.keys() | new.keys() if key != "runs" and old.get(key) != new.get(key))
 
 
-def run_experiment(
-    experiment: Experiment, folder: Path, options: RunOptions, previous: Results | None = None
-) -> Results:
-    """Make every planned run not yet in `previous` (a resumed folder) and save after each one."""
-    check_runnable(experiment)
+def prepare(experiment: Experiment, state_dir: Path) -> tuple[Path | None, dict[str, ManifestSource]]:
+    """The fixture tree (None for a remote of one's own) and every manifest's source, checked and sampled."""
     root = prepare_tree(experiment) if experiment.base_url is None else None
-    results = _start(experiment, root, previous)
+    return root, prepare_sources(experiment, root, state_dir / _MANIFESTS, os.environ)
+
+
+def run_experiment(
+    experiment: Experiment, folder: Path, options: RunOptions, previous: Results | None = None,
+    prepared: tuple[Path | None, dict[str, ManifestSource]] | None = None,
+) -> Results:
+    """Make every planned run not yet in `previous` (a resumed folder) and save after each one; `prepared`
+    is what `prepare` returned, when the caller has already checked the sources."""
+    check_runnable(experiment)
+    root, sources = prepared or prepare(experiment, options.state_dir)
+    settings = {v.name: resolve_settings(experiment.remote_of(v), os.environ) for v in experiment.variants}
+    results = _start(experiment, sources, previous)
     planned = plan(experiment)
     done = {run.key for run in results.runs}
     todo = [run for run in planned if run.key not in done]
@@ -97,11 +109,13 @@ def run_experiment(
         try:
             for run in todo:
                 options.progress.run_started(run, _label(run, experiment))
-                record = _make_run(run, experiment, site, options, trash)
+                record = _make_run(run, experiment, site, options, trash, sources[run.manifest], settings[run.variant])
                 results.runs.append(record)
                 results.elapsed_seconds = elapsed_before + time.monotonic() - session
                 save_run_outputs(folder, results)
                 options.progress.run_finished(record)
+                if run is todo[0] and len(todo) > 1:
+                    options.progress.note(_estimate(time.monotonic() - session, len(todo) - 1))
         finally:
             options.progress.stop()
             results.environment["servers"] = site.stats()
@@ -116,22 +130,22 @@ def run_experiment(
     return results
 
 
-def _start(experiment: Experiment, root: Path | None, previous: Results | None) -> Results:
+def _start(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None) -> Results:
     """The results to add runs to: the resumed ones (with this session's spec) or new ones."""
     results = previous or Results(experiment=experiment, started_at=now_iso())
     results.experiment = experiment
     results.finished_at = None
     results.environment = environment_facts()
-    if root is not None:
-        results.manifests = {manifest: manifest_facts(root, manifest) for manifest in experiment.manifests}
+    results.manifests = {name: dict(source.facts) for name, source in sources.items()}
     return results
 
 
 def _make_run(
-    run: PlannedRun, experiment: Experiment, site: FixtureSite, options: RunOptions, trash: Trash
+    run: PlannedRun, experiment: Experiment, site: FixtureSite, options: RunOptions, trash: Trash,
+    source: ManifestSource, settings: Mapping[str, Any],
 ) -> RunRecord:
     """One run: restart (if asked), the last run's files to the trash, reset in its own child (timed
-    as overhead), then the sync child."""
+    as overhead), then the sync child with the variant's resolved Remote `settings`."""
     variant = experiment.variant(run.variant)
     env = pulpcli.child_env(variant, options.state_dir)
     restart_seconds = site.restart(variant)
@@ -141,13 +155,21 @@ def _make_run(
     url = site.manifest_url(variant, run.manifest)
     if variant.is_command:
         return _make_command_run(run, variant, url, experiment, site, options, env, started_at,
-                                 reset.wall_seconds, restart_seconds)
+                                 reset.wall_seconds, restart_seconds, source)
+    lines = source.lines if source.sampled else None
     if variant.tasking == "rq":
         with running_workers(variant.workers, variant.worker or "fork", env, options.command) as workers:
-            child = pulpcli.sync(url, variant, env, experiment.timeout, options.command)
+            child = pulpcli.sync(url, variant, env, experiment.timeout, options.command, settings, lines)
         return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout, workers.usage)
-    child = pulpcli.sync(url, variant, env, experiment.timeout, options.command)
+    child = pulpcli.sync(url, variant, env, experiment.timeout, options.command, settings, lines)
     return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout)
+
+
+def _estimate(first_seconds: float, left: int) -> str:
+    """After the first run: how long the rest will take at its pace (a warm-up is often slower: an upper bound)."""
+    total = first_seconds * left
+    return (f"The first run took {first_seconds:.1f} s with its reset: about {int(total // 3600)}h"
+            f"{int(total % 3600 // 60):02d}m for the {left} runs left")
 
 
 def _discard_run_files(state_dir: Path, trash: Trash) -> None:
@@ -158,9 +180,9 @@ def _discard_run_files(state_dir: Path, trash: Trash) -> None:
 
 def _make_command_run(run: PlannedRun, variant: Variant, url: str, experiment: Experiment, site: FixtureSite,
                       options: RunOptions, env: dict[str, str], started_at: str, reset_seconds: float,
-                      restart_seconds: float | None) -> RunRecord:
+                      restart_seconds: float | None, source: ManifestSource) -> RunRecord:
     """An external program's run: fetch into an emptied folder, then check every file it wrote."""
-    inputs = site.command_inputs(variant, run.manifest, options.state_dir / _COMMAND_INPUTS)
+    inputs = site.command_inputs(variant, source, options.state_dir / _COMMAND_INPUTS)
     out_dir = options.state_dir / _COMMAND_OUTPUT
     template = str(variant.command)
     child = run_command(template, inputs, url, out_dir, variant.download_concurrency, env, experiment.timeout)

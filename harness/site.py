@@ -2,7 +2,12 @@
 
 A variant may override the experiment's profile (e.g. a throttled variant for a sanity check); each
 profile in use gets its own server, started once, or restarted before every run when the spec says
-`restart_server = true`. With `base_url` set, no server is started: the syncs use that remote.
+`restart_server = true`. With `base_url` set, no server is started: the syncs use that remote, whose
+manifests are fetched and checked first (harness.remote).
+
+Each manifest of the experiment has a ManifestSource: a local copy of the whole manifest (the fixture
+tree's file, or the remote's fetched once) and the lines the syncs read, which with `sample` set are
+a sub-manifest drawn once and given to every run (`pulp-sync sync --manifest-file`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ from harness.spec import Experiment, SpecError, Variant, manifest_path
 if TYPE_CHECKING:
     from harness.commands import CommandInputs
 
-__all__ = ["FixtureSite", "ManifestEntry", "resolve_profile", "check_site", "prepare_tree", "manifest_facts", "read_manifest"]
+__all__ = ["FixtureSite", "ManifestEntry", "ManifestSource", "resolve_profile", "check_site", "prepare_tree",
+           "prepare_sources", "read_manifest"]
 
 
 def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -77,10 +83,87 @@ def prepare_tree(experiment: Experiment) -> Path:
     return root
 
 
-def manifest_facts(root: Path, manifest: str) -> dict[str, int]:
-    """Files and bytes a manifest lists: the seed's table columns."""
-    entries = read_manifest(root / manifest_path(manifest))
+@dataclass(frozen=True)
+class ManifestSource:
+    """One manifest of the experiment as the runs use it. `whole` is a local copy of the manifest,
+    `lines` what the syncs read (the sample, or `whole` itself), `facts` what results.json says of it:
+    files and bytes of what each run downloads, the remote's public URL, the sample drawn."""
+
+    name: str
+    whole: Path
+    lines: Path
+    facts: Mapping[str, Any]
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the runs sync a sample of the manifest rather than all of it."""
+        return self.lines != self.whole
+
+
+def prepare_sources(experiment: Experiment, root: Path | None, folder: Path,
+                    environ: Mapping[str, str]) -> dict[str, ManifestSource]:
+    """Each manifest's source: from the fixture tree, or fetched from the remote with every pulp-sync
+    variant's downloader and settings (so each is checked before the first run), then sampled if asked.
+    `folder` receives the fetched manifests and the samples."""
+    sources = {}
+    for manifest in experiment.manifests:
+        where = folder / manifest.replace("/", "_")
+        facts: dict[str, Any] = {}
+        if root is not None:
+            whole = root / manifest_path(manifest)
+        else:
+            whole = _fetched(experiment, manifest, where, environ)
+            facts["url"] = _public(remote_manifest_url(experiment, manifest))
+        sources[manifest] = _sampled(experiment, manifest, whole, where, facts)
+    return sources
+
+
+def remote_manifest_url(experiment: Experiment, manifest: str) -> str:
+    """Where `manifest` is on the experiment's remote: its URL itself, or found by name under a base URL."""
+    from harness.remote import is_manifest_url
+
+    url = str(experiment.base_url)
+    return url if is_manifest_url(url) else url.rstrip("/") + "/" + manifest_path(manifest)
+
+
+def _fetched(experiment: Experiment, manifest: str, where: Path, environ: Mapping[str, str]) -> Path:
+    """The remote's manifest, fetched by every distinct (downloader, settings) of the pulp-sync variants."""
+    from harness.remote import check_manifest, resolve_settings
+
+    url = remote_manifest_url(experiment, manifest)
+    checked: list[tuple[str, dict[str, Any]]] = []
+    fetched = None
+    for variant in [v for v in experiment.variants if not v.is_command] or [Variant("check", downloader="asyncio")]:
+        settings = resolve_settings(experiment.remote_of(variant), environ)
+        if (variant.downloader, settings) not in checked:
+            checked.append((variant.downloader, settings))
+            fetched = check_manifest(url, variant.downloader, settings, where)
+    assert fetched is not None
+    return fetched
+
+
+def _sampled(experiment: Experiment, manifest: str, whole: Path, where: Path, facts: dict[str, Any]) -> ManifestSource:
+    whole_facts = _totals(whole)
+    if experiment.sample is None:
+        return ManifestSource(manifest, whole, whole, {**facts, **whole_facts})
+    from harness.sample import parse_sample, sample_manifest
+
+    where.mkdir(parents=True, exist_ok=True)
+    lines = where / "sample"
+    drawn = sample_manifest(whole, parse_sample(experiment.sample), lines, experiment.sample_seed)
+    facts = {**facts, "files": drawn.sample_files, "bytes": drawn.sample_bytes, "sample": drawn.as_dict()}
+    return ManifestSource(manifest, whole, lines, facts)
+
+
+def _totals(manifest: Path) -> dict[str, int]:
+    entries = read_manifest(manifest)
     return {"files": len(entries), "bytes": sum(entry.size for entry in entries)}
+
+
+def _public(url: str) -> str:
+    from harness.remote import public_url
+
+    return public_url(url)
 
 
 @dataclass(frozen=True)
@@ -129,7 +212,9 @@ class FixtureSite:
 
     def manifest_url(self, variant: Variant, manifest: str) -> str:
         """The URL of `manifest` as `variant` downloads it."""
-        return self._base_url(variant) + manifest_path(manifest)
+        if self.experiment.base_url is not None:
+            return remote_manifest_url(self.experiment, manifest)
+        return self._servers[self.experiment.profile_of(variant)][1].url + manifest_path(manifest)
 
     def restart(self, variant: Variant) -> float | None:
         """Restart `variant`'s server when the spec asks for it; returns the seconds it took, or None."""
@@ -141,25 +226,19 @@ class FixtureSite:
         self._start(name)
         return time.monotonic() - started
 
-    def command_inputs(self, variant: Variant, manifest: str, folder: Path) -> CommandInputs:
-        """The input files of command variants for `manifest` as `variant` downloads it (written once)."""
+    def command_inputs(self, variant: Variant, source: ManifestSource, folder: Path) -> CommandInputs:
+        """The input files of command variants for `source`'s lines as `variant` downloads them (written once)."""
         from harness.commands import write_inputs
 
-        url = self.manifest_url(variant, manifest)
+        url = self.manifest_url(variant, source.name)
         if url not in self._inputs:
-            assert self.root is not None, "command variants need the fixture tree's manifests"
-            where = folder / f"{len(self._inputs)}-{manifest.replace('/', '_')}"
-            self._inputs[url] = write_inputs(self.root / manifest_path(manifest), url, where)
+            where = folder / f"{len(self._inputs)}-{source.name.replace('/', '_')}"
+            self._inputs[url] = write_inputs(source.lines, url, where)
         return self._inputs[url]
 
     def stats(self) -> dict[str, Any]:
         """Each builtin server's own counters (requests, bytes, ...) by profile, for results.json."""
         return {name: _stats_of(server) for name, (_, server) in self._servers.items()}
-
-    def _base_url(self, variant: Variant) -> str:
-        if self.experiment.base_url is not None:
-            return self.experiment.base_url.rstrip("/") + "/"
-        return self._servers[self.experiment.profile_of(variant)][1].url
 
     def _start(self, name: str) -> None:
         assert self.root is not None, "a fixture server needs a fixture tree"

@@ -31,18 +31,20 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness import defaults
-from downloaders.settings import RemoteSetting, remote_setting
+from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, remote_setting
 from harness.databases import ALIASES
 from harness.errors import HarnessError
 
 __all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "REFERENCE_PREFIXES",
-           "is_reference"]
+           "is_reference", "SWEEPABLE"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SERVERS = ("builtin", "nginx")
 KINDS = ("pulp-sync", "command")
 TASKING = ("inline", "rq")
 WORKERS = ("fork", "simple")
+SWEEPABLE = tuple(setting.name for setting in REMOTE_SETTINGS if setting.kind in (int, float))
+"""The Remote settings a sweep can vary: the numeric ones, whose values are ordered."""
 REFERENCE_PREFIXES = ("env:", "file:")
 """How a spec names a secret without holding it: `env:VAR` (an environment variable's value) or
 `file:PATH` (a file's content; for client_key, the key file itself). Resolved only when a run starts."""
@@ -92,8 +94,12 @@ class Variant:
 
 @dataclass(frozen=True)
 class Experiment:
-    """The whole matrix and how to run it. `kind` is "sweep" for a concurrency sweep, which
-    recommends the smallest concurrency within `tolerance` of the best throughput."""
+    """The whole matrix and how to run it. `kind` is "sweep" for a sweep of the numeric Remote setting
+    `sweep_setting` (harness.sweep), which recommends its smallest value within `tolerance` of the
+    best throughput. `base_url` is a remote of the operator's own instead of the fixture servers: a
+    base URL ending in `/` under which the manifests are found by name, or one manifest's own URL. `sample` ("10%", "500") syncs a
+    size-stratified subset of each manifest drawn with `sample_seed` (harness.sample), the same
+    lines in every run and variant."""
 
     name: str
     variants: tuple[Variant, ...]
@@ -114,6 +120,9 @@ class Experiment:
     kind: str = "experiment"
     tolerance: float = defaults.SWEEP_TOLERANCE
     remote: Mapping[str, Any] = field(default_factory=dict)
+    sweep_setting: str = defaults.SWEEP_SETTING
+    sample: str | None = None
+    sample_seed: int = 0
 
     @property
     def baseline_variant(self) -> Variant:
@@ -191,6 +200,8 @@ def validate(experiment: Experiment) -> Experiment:
     _check(experiment.server in SERVERS, f"server = {experiment.server!r}: one of {', '.join(SERVERS)}")
     _check(experiment.kind in ("experiment", "sweep"), f"kind = {experiment.kind!r}: experiment or sweep")
     _check_remote(experiment.remote, "[remote]")
+    _check_sweep(experiment)
+    _check_source(experiment)
     for manifest in experiment.manifests:
         _check(_NAME.match(manifest.replace("/", "_")) is not None, f"manifest {manifest!r}: not a manifest name")
     names = [variant.name for variant in experiment.variants]
@@ -254,6 +265,36 @@ def _check_command(variant: Variant, label: str) -> None:
     except ValueError as error:
         raise SpecError(f"{label}: command template: {error} (write {{{{ and }}}} for literal braces)") from error
     _check(not unknown, f"{label}: unknown placeholders {sorted(unknown)}; known: {', '.join(PLACEHOLDERS)}")
+
+
+def _check_source(experiment: Experiment) -> None:
+    """The remote URL and the sample size can be used as given."""
+    if experiment.sample is not None:
+        from harness.sample import parse_sample
+
+        parse_sample(experiment.sample)
+    if experiment.base_url is None:
+        return
+    from harness.remote import is_manifest_url, public_url, refuse_credentials_in_url
+
+    _check(experiment.base_url.startswith(("http://", "https://")),
+           f"remote {public_url(experiment.base_url)!r}: an http:// or https:// URL")
+    refuse_credentials_in_url(experiment.base_url)
+    _check(not is_manifest_url(experiment.base_url) or len(experiment.manifests) == 1,
+           f"the remote {public_url(experiment.base_url)} is one manifest's URL, but {len(experiment.manifests)} "
+           "manifests are named; give a base URL ending in / to sync several by name")
+
+
+def _check_sweep(experiment: Experiment) -> None:
+    """The swept setting is numeric, and in a sweep every variant has a number for it: values are ordered."""
+    setting = experiment.sweep_setting
+    _check(setting in SWEEPABLE, f"sweep_setting = {setting!r}: a numeric Remote setting, one of {', '.join(SWEEPABLE)}")
+    if experiment.kind != "sweep":
+        return
+    for variant in experiment.variants:
+        value = experiment.remote_of(variant).get(setting)
+        _check(isinstance(value, (int, float)) and not isinstance(value, bool),
+               f"variant {variant.name!r}: a sweep of {setting} needs a number for it, not {value!r}")
 
 
 def _check_remote(settings: Mapping[str, Any], label: str) -> None:

@@ -14,7 +14,7 @@ from scipy import stats
 
 from harness import defaults
 
-__all__ = ["Summary", "Comparison", "describe", "compare", "modified_z_scores", "mean_or_none"]
+__all__ = ["Summary", "Comparison", "describe", "compare", "welch_p", "modified_z_scores", "mean_or_none"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,8 @@ class Summary:
     """n, centre, spread and a confidence interval of the mean of some measurements.
 
     `stdev`, `ci_low` and `ci_high` are None below two values: one run has no spread.
+    `geometric_mean` is set when the interval is of it (`describe(..., log_interval=True)`, for
+    rates), None when the interval is of the arithmetic `mean`.
     `outliers` are indexes into the values given.
     """
 
@@ -35,6 +37,7 @@ class Summary:
     ci_high: float | None
     cv: float | None
     outliers: tuple[int, ...]
+    geometric_mean: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -62,14 +65,23 @@ class Comparison:
         return asdict(self)
 
 
-def describe(values: Sequence[float], confidence: float = defaults.CONFIDENCE) -> Summary:
-    """Summarise measurements; needs at least one value."""
+def describe(
+    values: Sequence[float], confidence: float = defaults.CONFIDENCE, *, log_interval: bool = False
+) -> Summary:
+    """Summarise measurements; needs at least one value.
+
+    `log_interval` is for rates (MB/s), which are positive and right-skewed: the interval is then
+    of the geometric mean, from the logs (see _log_interval), so it never reaches below zero as
+    Student's t on the rates themselves does with few, spread runs. Every value must be above 0.
+    """
     if not values:
         raise ValueError("describe() needs at least one value")
     data = np.asarray(values, dtype=float)
+    if log_interval and not (data > 0).all():
+        raise ValueError("describe(log_interval=True) needs values above 0")
     mean = float(data.mean())
     stdev = float(data.std(ddof=1)) if len(data) > 1 else None  # sample stddev (Bessel's correction)
-    low, high = _mean_interval(data, confidence)
+    low, high = _log_interval(data, confidence) if log_interval else _mean_interval(data, confidence)
     return Summary(
         n=len(data),
         mean=mean,
@@ -81,6 +93,7 @@ def describe(values: Sequence[float], confidence: float = defaults.CONFIDENCE) -
         ci_high=high,
         cv=stdev / mean if stdev is not None and mean > 0 else None,
         outliers=_outliers(data),
+        geometric_mean=float(stats.gmean(data)) if log_interval else None,
     )
 
 
@@ -90,7 +103,7 @@ def compare(baseline: Sequence[float], variant: Sequence[float], alpha: float = 
     percent = (other.mean - base.mean) / base.mean * 100
     faster, slower = (other, base) if other.mean < base.mean else (base, other)
     ratio = slower.mean / faster.mean
-    p_value = _welch_p(baseline, variant)
+    p_value = welch_p(base, other)
     return Comparison(
         percent_change=percent,
         ratio=ratio,
@@ -147,17 +160,33 @@ def _mean_interval(data: np.ndarray, confidence: float) -> tuple[float | None, f
     return float(low), float(high)
 
 
-def _welch_p(a: Sequence[float], b: Sequence[float]) -> float | None:
-    """Two-sided p-value of Welch's unequal-variances t-test (Welch 1947), scipy.stats.ttest_ind.
+def _log_interval(data: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
+    """Confidence interval of the geometric mean: Student's t interval of the mean of log(x), exponentiated.
 
-    None when a side has fewer than two runs. When neither side has any spread the test is undefined
-    (scipy returns nan): equal values give 1.0, different values 0.0.
+    The log-transform interval for positive, right-skewed data (Bland & Altman 1996, "Transforming
+    data", BMJ 312:770): exp(mean(ln x) ± t * sem(ln x)), always above 0, around the geometric mean
+    exp(mean(ln x)), and as asymmetric as the rates are.
     """
-    if len(a) < 2 or len(b) < 2:
+    low, high = _mean_interval(np.log(data), confidence)
+    if low is None or high is None:
+        return None, None
+    return math.exp(low), math.exp(high)
+
+
+def welch_p(a: Summary, b: Summary) -> float | None:
+    """Two-sided p-value of Welch's unequal-variances t-test (Welch 1947) of the means of two samples.
+
+    From their summaries, with scipy.stats.ttest_ind_from_stats (sample stddevs, ddof = 1): the
+    same test as scipy.stats.ttest_ind on the values. None when a side has fewer than two runs.
+    When neither side has any spread the test is undefined (scipy returns nan): equal values give
+    1.0, different values 0.0.
+    """
+    if a.stdev is None or b.stdev is None:
         return None
-    if np.ptp(a) == 0 and np.ptp(b) == 0:
-        return 1.0 if a[0] == b[0] else 0.0
-    return float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+    if a.stdev == 0 and b.stdev == 0:
+        return 1.0 if a.mean == b.mean else 0.0
+    result = stats.ttest_ind_from_stats(a.mean, a.stdev, a.n, b.mean, b.stdev, b.n, equal_var=False)
+    return float(result.pvalue)
 
 
 def _ratio_uncertainty(ratio: float, slower: Summary, faster: Summary) -> float | None:

@@ -12,7 +12,9 @@ from rich.table import Table
 
 from harness.analysis import Analysis, Cell, Pair
 from harness.results import Results
+from harness.spec import Experiment
 from harness.stats import Comparison
+from harness.sweep import Recommendation, recommend, recommendation_sentence, setting_label, value_text
 
 __all__ = [
     "fmt",
@@ -21,22 +23,27 @@ __all__ = [
     "verdict",
     "average_sentence",
     "peer_sentences",
+    "sweep_sentences",
     "time_rows",
     "pair_rows",
     "resource_rows",
+    "sweep_rows",
     "matrix",
     "markdown_table",
     "TIME_HEADER",
     "PAIR_HEADER",
     "RESOURCE_HEADER",
+    "SWEEP_HEADER",
     "summary_markdown",
     "print_summary",
     "overhead_line",
 ]
 
-TIME_HEADER = ("manifest", "variant", "n", "mean ± σ (s)", "95% CI (s)", "min … max (s)", "MB/s", "failed")
+TIME_HEADER = ("manifest", "variant", "n", "mean ± σ (s)", "95% CI (s)", "min … max (s)", "MB/s (geo. mean)", "failed")
 PAIR_HEADER = ("manifest", "variant", "change", "ratio", "p (Welch)", "verdict")
 RESOURCE_HEADER = ("manifest", "variant", "CPU (s)", "peak RSS (MB)", "latency p50 (s)", "p90 (s)", "p99 (s)")
+SWEEP_HEADER = ("manifest", "downloader", "verdict", "value", "MB/s", "95% CI", "best at", "best MB/s", "worst at",
+                "worst MB/s", "p (best vs worst, Bonferroni)")
 
 
 def fmt(value: float | None, digits: int = 3) -> str:
@@ -94,6 +101,25 @@ def peer_sentences(analysis: Analysis) -> list[str]:
     ]
 
 
+def sweep_sentences(experiment: Experiment, analysis: Analysis) -> list[str]:
+    """A sweep's recommendation per manifest and downloader, in words; none for other experiments."""
+    if experiment.kind != "sweep":
+        return []
+    return [recommendation_sentence(pick) for pick in recommend(experiment, analysis)]
+
+
+def sweep_rows(picks: Sequence[Recommendation]) -> list[tuple[str, ...]]:
+    """One row per recommendation (SWEEP_HEADER): the verdict, the smallest value within tolerance of
+    the best, and the evidence."""
+    return [
+        (p.manifest, p.downloader, p.verdict, value_text(p.value), fmt(p.mb_per_s, 1),
+         "–" if p.ci_low is None else f"{fmt(p.ci_low, 1)} … {fmt(p.ci_high, 1)}", value_text(p.best_value),
+         fmt(p.best_mb_s, 1), value_text(p.worst_value), fmt(p.worst_mb_s, 1),
+         "–" if p.p_value is None else f"{p.p_value:.3g}")
+        for p in picks
+    ]
+
+
 def time_rows(analysis: Analysis) -> list[tuple[str, ...]]:
     """One row per cell: the sync-time statistics (TIME_HEADER)."""
     return [_time_row(cell) for cell in analysis.cells]
@@ -125,6 +151,11 @@ def summary_markdown(results: Results, analysis: Analysis) -> str:
         lines += ["", *(f"- {line}" for line in average_sentence(analysis, spec.baseline_variant.name))]
     if analysis.peer_ratios:
         lines += ["", "## Against the fastest peer", "", *(f"- {line}" for line in peer_sentences(analysis))]
+    if spec.kind == "sweep":
+        picks = recommend(spec, analysis)
+        lines += ["", f"## Recommended {setting_label(spec.sweep_setting)}", ""]
+        lines += [*markdown_table(SWEEP_HEADER, sweep_rows(picks)), ""]
+        lines += [f"- {recommendation_sentence(pick)}" for pick in picks]
     if analysis.warnings:
         lines += ["", "## Warnings", "", *(f"- {warning}" for warning in analysis.warnings)]
     lines += ["", "## Harness overhead", "", overhead_line(analysis), ""]
@@ -140,7 +171,8 @@ def print_summary(console: Console, results: Results, analysis: Analysis) -> Non
     console.print(table)
     for pair, row in zip(analysis.pairs, pair_rows(analysis, spec.alpha)):
         console.print(f"{pair.manifest}: {row[3]} ({row[2]} time, p = {row[4]}, {row[5]})")
-    for line in [*average_sentence(analysis, spec.baseline_variant.name), *peer_sentences(analysis)]:
+    for line in [*average_sentence(analysis, spec.baseline_variant.name), *peer_sentences(analysis),
+                 *sweep_sentences(spec, analysis)]:
         console.print(line)
     for warning in analysis.warnings:
         console.print(f"[yellow]Warning:[/yellow] {warning}")
@@ -159,7 +191,7 @@ def _time_row(cell: Cell) -> tuple[str, ...]:
         f"{time.mean:.3f}{spread}",
         interval,
         f"{time.min:.3f} … {time.max:.3f}",
-        fmt(rate.mean if rate else None, 1),
+        fmt(rate.geometric_mean if rate else None, 1),
         str(cell.failed),
     )
 

@@ -1,4 +1,4 @@
-"""Command-line errors: one `Error:` line, exit status 1, and no results folder left behind."""
+"""Command-line errors: one `Error:` line, exit status 2 for a usage error (1 for others), and no results folder left behind."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_a_downloader_that_is_not_installed_fails_before_any_run(tmp_path: Path)
     spec = tmp_path / "s.toml"
     spec.write_text('[[variants]]\nname = "a"\ndownloader = "carrier-pigeon"\n')
     code, output = _invoke("run", str(spec), "--results-dir", str(tmp_path / "results"))
-    assert code == 1 and "Error: variant 'a': no downloader named 'carrier-pigeon'; installed: asyncio" in output
+    assert code == 2 and "Error: variant 'a': no downloader named 'carrier-pigeon'; installed: asyncio" in output
     assert not (tmp_path / "results").exists()
 
 
@@ -26,7 +26,7 @@ def test_nginx_with_a_shaped_profile_is_refused(tmp_path: Path) -> None:
     spec = tmp_path / "s.toml"
     spec.write_text('server = "nginx"\nprofile = "wan"\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
     code, output = _invoke("run", str(spec), "--results-dir", str(tmp_path / "results"))
-    assert code == 1 and "cannot shape traffic" in output
+    assert code == 2 and "cannot shape traffic" in output
 
 
 def test_resume_without_a_folder_says_what_to_do(tmp_path: Path) -> None:

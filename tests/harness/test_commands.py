@@ -41,7 +41,8 @@ command = "sh -c 'echo wrong > $0' {out_dir}/stray"
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_curl_is_timed_checked_and_compared_and_a_wrong_peer_fails(tiny_tree: Path, tmp_path: Path) -> None:
     spec = write_spec(tmp_path, tiny_tree, PEERS)
-    done = run_bench("run", str(spec), "--out", str(tmp_path / "out"), cwd=tmp_path)  # the default, relative state dir
+    done = run_bench("run", str(spec), "--out", str(tmp_path / "out"), "--allow-failures",
+                    cwd=tmp_path)  # the default, relative state dir
     rows = {(row["variant"], row["round"]): row for row in csv.DictReader((tmp_path / "out" / "runs.csv").open())}
     for round_ in ("1", "2"):
         curl = rows[("curl", round_)]

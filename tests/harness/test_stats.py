@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from harness.stats import compare, describe, modified_z_scores
+from harness.stats import compare, describe, modified_z_scores, welch_p
 
 
 def test_describe_matches_the_textbook_formulas() -> None:
@@ -31,6 +31,41 @@ def test_one_run_has_no_spread_and_no_interval() -> None:
 def test_equal_runs_have_a_zero_width_interval() -> None:
     summary = describe([2.0, 2.0, 2.0])
     assert (summary.stdev, summary.ci_low, summary.ci_high) == (0.0, 2.0, 2.0)
+
+
+def test_a_spread_throughput_interval_stays_above_zero() -> None:
+    rates = [10.0, 1.0, 20.0]  # MB/s of three runs: Student's t on the rates reaches about -13 MB/s
+    assert describe(rates).ci_low < 0
+    summary = describe(rates, log_interval=True)
+    geometric = scipy_stats.gmean(rates)
+    assert summary.geometric_mean == pytest.approx(geometric)
+    assert summary.ci_low is not None and summary.ci_high is not None
+    assert 0 < summary.ci_low <= geometric <= summary.ci_high
+    assert summary.mean == pytest.approx(31 / 3)  # the arithmetic mean is still there
+
+
+def test_the_log_interval_is_students_t_on_the_logs_exponentiated() -> None:
+    rates = [40.0, 42.0, 39.0, 44.0]
+    logs = np.log(rates)
+    half = scipy_stats.t.ppf(0.975, 3) * np.std(logs, ddof=1) / math.sqrt(4)
+    summary = describe(rates, log_interval=True)
+    expected = (math.exp(logs.mean() - half), math.exp(logs.mean() + half))
+    assert (summary.ci_low, summary.ci_high) == pytest.approx(expected)
+    assert describe([5.0, 5.0], log_interval=True).ci_low == pytest.approx(5.0)
+    assert describe([5.0], log_interval=True).ci_low is None
+    assert describe([5.0], log_interval=True).geometric_mean == pytest.approx(5.0)
+    assert describe(rates).geometric_mean is None  # set only when the interval is of it
+
+
+def test_a_log_interval_needs_positive_values() -> None:
+    with pytest.raises(ValueError, match="above 0"):
+        describe([1.0, 0.0], log_interval=True)
+
+
+def test_welch_from_summaries_is_welch_on_the_values() -> None:
+    a, b = [1.0, 1.2, 0.9, 1.1], [1.5, 1.3, 1.9]
+    expected = scipy_stats.ttest_ind(a, b, equal_var=False).pvalue
+    assert welch_p(describe(a), describe(b)) == pytest.approx(expected)
 
 
 def test_describe_refuses_no_values() -> None:

@@ -28,8 +28,10 @@ def _sweep_results() -> Results:
 def test_sweep_recommends_the_smallest_concurrency_near_the_best() -> None:
     results = _sweep_results()
     (pick,) = recommend(results.experiment, analyse(results.experiment, results.runs))
-    assert (pick.downloader, pick.concurrency, pick.best_concurrency) == ("asyncio", 8, 16)
-    assert pick.ci_low is not None and pick.ci_high is not None and pick.ci_low < pick.mb_per_s < pick.ci_high
+    assert (pick.downloader, pick.setting, pick.value, pick.best_value, pick.verdict) == (
+        "asyncio", "download_concurrency", 8, 16, "recommended")
+    assert pick.mb_per_s is not None and pick.ci_low is not None and pick.ci_high is not None
+    assert 0 < pick.ci_low < pick.mb_per_s < pick.ci_high
     assert "use concurrency 8" in recommendation_sentence(pick)
 
 

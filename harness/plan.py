@@ -1,0 +1,54 @@
+"""What an experiment will cost before it starts: syncs, bytes to download, and a refusal above a limit.
+
+A default sweep of a 50 GB repository is 8 concurrencies x 4 runs x 50 GB = 1.6 TB: an operator must
+see that before the first byte moves, and a CI must be able to refuse it (`--max-bytes`).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from harness.results import Results
+from harness.schedule import plan
+from harness.site import ManifestSource
+from harness.spec import Experiment, SpecError
+
+__all__ = ["planned_bytes", "plan_sentence", "check_plan", "human_bytes"]
+
+
+def planned_bytes(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None) -> int:
+    """Bytes the runs still to make will download: each run fetches its manifest's files (or sample) once."""
+    done = {run.key for run in previous.runs} if previous else set()
+    return sum(int(sources[run.manifest].facts["bytes"]) for run in plan(experiment) if run.key not in done)
+
+
+def plan_sentence(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None) -> str:
+    """"Plan: 2 manifests x 3 variants x 11 runs (1 warm-up) = 66 syncs, 1.2 GB to download (sample 10%)"."""
+    done = {run.key for run in previous.runs} if previous else set()
+    todo = sum(1 for run in plan(experiment) if run.key not in done)
+    rounds = experiment.runs + experiment.warmup
+    sample = f" (a {experiment.sample} sample of each manifest)" if experiment.sample else ""
+    left = f", {todo} still to make" if done else ""
+    return (
+        f"Plan: {len(experiment.manifests)} manifest(s) x {len(experiment.variants)} variant(s) x {rounds} runs "
+        f"({experiment.warmup} warm-up) = {len(experiment.manifests) * len(experiment.variants) * rounds} syncs"
+        f"{left}, {human_bytes(planned_bytes(experiment, sources, previous))} to download{sample}"
+    )
+
+
+def check_plan(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None,
+               max_bytes: int | None) -> None:
+    """Refuse a plan that downloads more than `max_bytes` (None: no limit), saying how to shrink it."""
+    total = planned_bytes(experiment, sources, previous)
+    if max_bytes is not None and total > max_bytes:
+        raise SpecError(f"the plan downloads {human_bytes(total)}, above --max-bytes {human_bytes(max_bytes)}; "
+                        "sync a sample (--sample 10%), make fewer runs or variants, or raise --max-bytes")
+
+
+def human_bytes(count: float) -> str:
+    """SI units, as disks and links are sold: 1.2 GB is 1.2 x 10^9 bytes."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if count < 1000:
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1000
+    return f"{count:.1f} TB"
