@@ -62,7 +62,8 @@ def _html(results: Results, analysis: Analysis, plots: Sequence[str]) -> str:
     template = Template(resources.files("harness").joinpath("templates", "report.html").read_text(encoding="utf-8"))
     return template.substitute(
         title=escape(f"{spec.name}: pulp-sync benchmark report"),
-        setup=escape(summary.setup_line(results)) + escape(_when(results)),
+        setup=escape(summary.setup_line(results)) + escape(_when(results))
+        + "".join(f"<br>{escape(line)}" for line in summary.source_lines(results)),
         description=escape(spec.description),
         headline=_headline(results, analysis),
         warnings=_box("warnings", "Warnings", analysis.warnings),

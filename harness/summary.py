@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.analysis import Analysis, Cell, Pair
+from harness.plan import human_bytes
+from harness.remote import public_url
 from harness.results import Results
 from harness.spec import Experiment
 from harness.stats import Comparison
@@ -52,15 +54,36 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 
 def setup_line(results: Results) -> str:
-    """What was measured, in one line: scale, network, runs, baseline, machine."""
+    """What was measured, in one line: where from (the fixtures' scale and network, or the remote),
+    runs, baseline, machine."""
     spec, machine = results.experiment, results.environment.get("machine", {})
     commit = results.environment.get("git", {}).get("commit") or "unknown"
     baseline = f", baseline {spec.baseline_variant.name}" if spec.kind != "sweep" else ""
+    source = (f"remote {public_url(spec.base_url)}" if spec.base_url is not None
+              else f"scale {spec.scale:g}, profile {spec.profile}, server {spec.server}")
     return (
-        f"scale {spec.scale:g}, profile {spec.profile}, server {spec.server}, {spec.runs} runs per cell "
-        f"(+{spec.warmup} warm-up){baseline}; "
+        f"{source}, {spec.runs} runs per cell (+{spec.warmup} warm-up){baseline}; "
         f"{machine.get('cpu_count', '?')} CPUs ({machine.get('cpu_model') or 'unknown CPU'}), commit {commit[:10]}"
     )
+
+
+def source_lines(results: Results) -> list[str]:
+    """Per manifest synced from a remote or sampled: what it holds and what each run downloads of it,
+    e.g. "500: https://host/PULP_MANIFEST_500, 500 files (97.3 MB); each run a 10% sample, seed 0:
+    50 files (9.8 MB)". Never a secret: the URL is kept without credentials or query."""
+    lines = []
+    for manifest, facts in results.manifests.items():
+        sample = facts.get("sample")
+        if "url" not in facts and sample is None:
+            continue
+        where = f"{facts['url']}, " if "url" in facts else ""
+        whole = sample or facts
+        line = f"{manifest}: {where}{whole['files']} files ({human_bytes(whole['bytes'])})"
+        if sample is not None:
+            line += (f"; each run a {sample['size']} sample (size-stratified, seed {sample['seed']}): "
+                     f"{sample['sample_files']} files ({human_bytes(sample['sample_bytes'])})")
+        lines.append(line)
+    return lines
 
 
 def ratio_sentence(pair: Pair) -> str:
@@ -141,6 +164,8 @@ def summary_markdown(results: Results, analysis: Analysis) -> str:
     """summary.md: the seed's Data Summary tables (mean, stddev), comparisons, warnings, overhead."""
     spec = results.experiment
     lines = [f"# {spec.name}", "", *([spec.description, ""] if spec.description else []), setup_line(results), ""]
+    sources = source_lines(results)
+    lines += [*(f"- {line}" for line in sources), *([""] if sources else [])]
     lines += ["## Mean sync time (s)", "", *markdown_table(*matrix(results, analysis, "mean"))]
     lines += ["", "## Std. deviation of sync time (s)", "", *markdown_table(*matrix(results, analysis, "stdev"))]
     lines += ["", "## Every cell", "", *markdown_table(TIME_HEADER, time_rows(analysis))]
@@ -165,6 +190,8 @@ def summary_markdown(results: Results, analysis: Analysis) -> str:
 def print_summary(console: Console, results: Results, analysis: Analysis) -> None:
     """The summary table, the comparisons and the warnings on the terminal."""
     spec = results.experiment
+    for line in source_lines(results):
+        console.print(line, highlight=False, markup=False)
     table = Table(*TIME_HEADER, title=f"{spec.name}: sync time per manifest and variant", caption=setup_line(results))
     for row in time_rows(analysis):
         table.add_row(*row)

@@ -136,6 +136,8 @@ def test_sweep_of_a_private_https_remote_keeps_the_password_secret(
     assert all(run["ok"] for run in document["runs"]) and len(document["runs"]) == 4
     assert document["manifests"]["100"]["url"] == private_remote + "PULP_MANIFEST_100"
     assert document["experiment"]["remote"]["password"] == "env:REMOTE_PASSWORD", "a reference, never the value"
+    for shown in (done.stdout, (out / "summary.md").read_text(), (out / "report.html").read_text()):
+        assert "remote " + private_remote + "PULP_MANIFEST_100" in shown
     (pick,) = document["recommendations"]
     assert pick["downloader"] == "asyncio" and pick["verdict"] in ("recommended", "indistinguishable")
     assert 0 < pick["ci_low"] <= pick["ci_high"]
@@ -260,6 +262,8 @@ downloader = "futures"
     facts = document["manifests"]["500"]
     assert facts["sample"]["size"] == "10%" and facts["sample"]["files"] == 500 and facts["files"] == 50
     assert "to download (a 10% sample of each manifest)" in done.stderr
+    assert "500: 500 files" in done.stdout and "each run a 10% sample (size-stratified, seed 0): 50 files" in done.stdout
+    assert "each run a 10% sample" in (tmp_path / "out" / "summary.md").read_text()
     for run in document["runs"]:
         assert run["ok"] and run["artifacts_downloaded"] == 50
         assert 0.08 * whole <= run["bytes_downloaded"] <= 0.12 * whole
