@@ -161,5 +161,6 @@ def check_manifest(url: str, downloader: str, settings: Mapping[str, Any], folde
 
 
 def _without_url(message: str, url: str) -> str:
-    """An engine's error message with the full URL (which may hold a query) shown as its public form."""
-    return message.replace(url, public_url(url))
+    """An engine's error message without the " (URL)" it ends with (the caller names the URL) and with any
+    other mention of it in its public form (a query may hold a credential)."""
+    return message.replace(f" ({url})", "").replace(url, public_url(url))
