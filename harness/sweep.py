@@ -214,8 +214,15 @@ def recommendation_sentence(pick: Recommendation) -> str:
     return head + (
         f"use {setting_label(pick.setting)} {value_text(pick.value)} ({pick.mb_per_s:.1f} MB/s{interval}; "
         f"best {pick.best_mb_s:.1f} MB/s at {value_text(pick.best_value)}; "
-        f"smallest within {pick.tolerance:.0%} of the best)"
+        f"smallest within {pick.tolerance:.0%} of the best){_at_the_edge(pick)}"
     )
+
+
+def _at_the_edge(pick: Recommendation) -> str:
+    """A warning when the best value is the largest one tried: throughput may still rise beyond it."""
+    if len(pick.values) < 2 or pick.best_value != max(pick.values):
+        return ""
+    return f"; the best is the largest value tried, so larger ones may be faster still: sweep beyond {value_text(pick.best_value)}"
 
 
 def _cannot_tell(pick: Recommendation) -> str:

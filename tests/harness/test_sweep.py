@@ -159,3 +159,10 @@ def test_the_sweep_option_builds_the_experiment(monkeypatch: pytest.MonkeyPatch)
     assert experiment.sweep_setting == "max_retries" and experiment.runs == 2
     assert [(v.name, dict(v.remote)) for v in experiment.variants] == [
         ("asyncio-max_retries-0", {"max_retries": 0}), ("asyncio-max_retries-3", {"max_retries": 3})]
+
+
+def test_a_best_value_at_the_edge_of_the_range_says_to_sweep_beyond_it() -> None:
+    assert recommendation_sentence(_pick(_results(CLEAR))).endswith("larger ones may be faster still: sweep beyond 16")
+    inside = _pick(_results({1: (4.0, 4.1, 3.9), 2: (2.0, 2.02, 1.98), 4: (2.3, 2.32, 2.28)}))
+    assert (inside.verdict, inside.best_value) == (RECOMMENDED, 2)
+    assert "sweep beyond" not in recommendation_sentence(inside)
