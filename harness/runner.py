@@ -167,9 +167,10 @@ def _make_run(
 
 def _estimate(first_seconds: float, left: int) -> str:
     """After the first run: how long the rest will take at its pace (a warm-up is often slower: an upper bound)."""
-    total = first_seconds * left
-    return (f"The first run took {first_seconds:.1f} s with its reset: about {int(total // 3600)}h"
-            f"{int(total % 3600 // 60):02d}m for the {left} runs left")
+    total = round(first_seconds * left)
+    hours = f"{total // 3600} h {total % 3600 // 60:02d} min"
+    about = f"{total} s" if total < 90 else f"{total // 60} min" if total < 5400 else hours
+    return f"The first run took {first_seconds:.1f} s with its reset: about {about} for the {left} runs left"
 
 
 def _discard_run_files(state_dir: Path, trash: Trash) -> None:
