@@ -71,7 +71,7 @@ class DownloaderSettings:
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be 0 or more, not {self.max_retries}")
         if self.rate_limit is not None and not (self.rate_limit > 0 and math.isfinite(self.rate_limit)):
-            raise ValueError(f"rate_limit is requests per second and must be positive and finite, not {self.rate_limit}")
+            raise ValueError(f"rate_limit is requests per second, positive and finite, not {self.rate_limit}")
         if self.chunk_size < 1024:
             raise ValueError(f"chunk_size must be at least 1024 bytes, not {self.chunk_size}")
         if (self.username is None) != (self.password is None):

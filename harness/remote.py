@@ -145,8 +145,9 @@ def check_manifest(url: str, downloader: str, settings: Mapping[str, Any], folde
         raise SpecError(f"the remote settings for {shown} are not valid: {error}") from error
     folder.mkdir(parents=True, exist_ok=True)
     request = DownloadRequest(url, "PULP_MANIFEST", max_size=MAX_MANIFEST_BYTES)
-    with tempfile.TemporaryDirectory(dir=folder) as workspace, closing(engine.fetch([request], Path(workspace))) as outcomes:
-        outcome = next(outcomes, None)
+    with tempfile.TemporaryDirectory(dir=folder) as workspace:
+        with closing(engine.fetch([request], Path(workspace))) as outcomes:
+            outcome = next(outcomes, None)
         if isinstance(outcome, DownloadFailure) or outcome is None:
             cause = "no result" if outcome is None else _without_url(str(outcome.error), url)
             raise RemoteError(f"cannot fetch the manifest {shown}: {cause}; check the URL and the remote settings")

@@ -35,8 +35,8 @@ from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, remote_setting
 from harness.databases import ALIASES
 from harness.errors import HarnessError
 
-__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "REFERENCE_PREFIXES",
-           "is_reference", "SWEEPABLE"]
+__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path",
+           "REFERENCE_PREFIXES", "is_reference", "SWEEPABLE"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SERVERS = ("builtin", "nginx")
@@ -97,8 +97,8 @@ class Experiment:
     """The whole matrix and how to run it. `kind` is "sweep" for a sweep of the numeric Remote setting
     `sweep_setting` (harness.sweep), which recommends its smallest value within `tolerance` of the
     best throughput. `base_url` is a remote of the operator's own instead of the fixture servers: a
-    base URL ending in `/` under which the manifests are found by name, or one manifest's own URL. `sample` ("10%", "500") syncs a
-    size-stratified subset of each manifest drawn with `sample_seed` (harness.sample), the same
+    base URL ending in `/` under which the manifests are found by name, or one manifest's own URL.
+    `sample` ("10%", "500") syncs a size-stratified subset of each manifest drawn with `sample_seed` (harness.sample), the same
     lines in every run and variant."""
 
     name: str
@@ -288,7 +288,8 @@ def _check_source(experiment: Experiment) -> None:
 def _check_sweep(experiment: Experiment) -> None:
     """The swept setting is numeric, and in a sweep every variant has a number for it: values are ordered."""
     setting = experiment.sweep_setting
-    _check(setting in SWEEPABLE, f"sweep_setting = {setting!r}: a numeric Remote setting, one of {', '.join(SWEEPABLE)}")
+    _check(setting in SWEEPABLE,
+           f"sweep_setting = {setting!r}: a numeric Remote setting, one of {', '.join(SWEEPABLE)}")
     if experiment.kind != "sweep":
         return
     for variant in experiment.variants:

@@ -222,7 +222,8 @@ def _at_the_edge(pick: Recommendation) -> str:
     """A warning when the best value is the largest one tried: throughput may still rise beyond it."""
     if len(pick.values) < 2 or pick.best_value != max(pick.values):
         return ""
-    return f"; the best is the largest value tried, so larger ones may be faster still: sweep beyond {value_text(pick.best_value)}"
+    largest = value_text(pick.best_value)
+    return f"; the best is the largest value tried, so larger ones may be faster still: sweep beyond {largest}"
 
 
 def _cannot_tell(pick: Recommendation) -> str:

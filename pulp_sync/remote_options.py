@@ -98,7 +98,8 @@ def _options_of(setting: RemoteSetting) -> list[Callable[[F], F]]:
         ]
     if setting.kind is dict:
         return [
-            click.option("--header", name, multiple=True, metavar="'NAME: VALUE'", help="A request header; repeatable."),
+            click.option("--header", name, multiple=True, metavar="'NAME: VALUE'",
+                         help="A request header; repeatable."),
             click.option("--header-env", name + "_env", multiple=True, metavar="NAME=VAR",
                          help="A request header whose value is in the environment variable VAR; repeatable."),
         ]

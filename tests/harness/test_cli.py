@@ -1,4 +1,5 @@
-"""Command-line errors: one `Error:` line, exit status 2 for a usage error (1 for others), and no results folder left behind."""
+"""Command-line errors: one `Error:` line, exit status 2 for a usage error (1 for others), and no results
+folder left behind."""
 
 from __future__ import annotations
 

@@ -29,7 +29,8 @@ PASSWORD = "correct-horse-battery-staple-7f3a"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-def bench(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def bench(*args: str, cwd: Path, env: dict[str, str] | None = None,
+          timeout: float = 240) -> subprocess.CompletedProcess[str]:
     """`python -m harness ARGS` as a user runs it, whatever its exit status."""
     command = [sys.executable, "-m", "harness", *args]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
@@ -262,7 +263,8 @@ downloader = "futures"
     facts = document["manifests"]["500"]
     assert facts["sample"]["size"] == "10%" and facts["sample"]["files"] == 500 and facts["files"] == 50
     assert "to download (a 10% sample of each manifest)" in done.stderr
-    assert "500: 500 files" in done.stdout and "each run a 10% sample (size-stratified, seed 0): 50 files" in done.stdout
+    assert "500: 500 files" in done.stdout
+    assert "each run a 10% sample (size-stratified, seed 0): 50 files" in done.stdout
     assert "each run a 10% sample" in (tmp_path / "out" / "summary.md").read_text()
     for run in document["runs"]:
         assert run["ok"] and run["artifacts_downloaded"] == 50
