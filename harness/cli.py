@@ -1,15 +1,9 @@
 """`pulp-sync bench ...` (also `python -m harness ...`): run, sweep, report, compare.
 
 Errors a user can fix are one `Error:` line; an interrupted experiment says how to continue it.
-Exit status, so that a CI can gate on an experiment (EXIT_CODES):
-
-    0  every counted run succeeded (or --allow-failures)
-    1  some counted run failed, the remote could not be used, or another error stopped the experiment
-    2  a usage error: a bad flag, spec, sample size or remote setting, or a plan above --max-bytes
-    3  `bench compare --fail-on-regression`: a cell regressed beyond the threshold
-    130  interrupted (Ctrl-C); the runs made so far are saved
-
- Each command imports what it needs when it runs (scipy and matplotlib take over a
+The exit status says how an experiment went, so that a CI can gate on it: `_EXIT_STATUS` lists it
+under `run` and `sweep --help` (1 when a counted run failed, 2 for a usage error), and `compare`
+exits 3 on a regression beyond `--fail-on-regression`. Each command imports what it needs when it runs (scipy and matplotlib take over a
 second to import): mounting `bench_group` adds nothing to the start-up of other pulp-sync commands,
 whose timings the harness measures.
 """
@@ -37,6 +31,14 @@ if TYPE_CHECKING:
 __all__ = ["bench_group", "main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_EXIT_STATUS = """\b
+Exit status:
+  0  every counted run succeeded (or --allow-failures)
+  1  a counted run failed, the remote could not be used, or another error stopped the experiment
+  2  a usage error: a bad flag, spec, sample size or remote setting, or a plan above --max-bytes
+  130  interrupted; the runs made so far are saved (--resume continues)"""
+"""The exit codes of `bench run` and `bench sweep`, shown under their --help."""
 
 
 class _UsageProblem(click.ClickException):
@@ -135,7 +137,7 @@ def _common_options(function: F) -> F:
     return function
 
 
-@bench_group.command("run")
+@bench_group.command("run", epilog=_EXIT_STATUS)
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--manifests", callback=_csv(str), help="Manifests to run, e.g. 100,200 [spec's].")
 @click.option("--variants", callback=_csv(str), help="Only these variants of the spec, e.g. asyncio,futures.")
@@ -154,7 +156,7 @@ def run_command(
     _exit_for_failures(_execute(experiment, options), options["allow_failures"])
 
 
-@bench_group.command("sweep")
+@bench_group.command("sweep", epilog=_EXIT_STATUS)
 @click.option("--downloader", "downloader_names", callback=_csv(str), required=True,
               help="Downloader(s) to sweep, e.g. asyncio,futures.")
 @click.option("--concurrency", "concurrencies", callback=_csv(int),

@@ -45,3 +45,10 @@ def test_report_of_a_folder_without_results(tmp_path: Path) -> None:
 def test_sweep_refuses_a_zero_concurrency() -> None:
     code, output = _invoke("sweep", "--downloader", "asyncio", "--concurrency", "0,4")
     assert code == 2 and "1 or more" in output
+
+
+def test_run_and_sweep_list_their_exit_codes() -> None:
+    for command in ("run", "sweep"):
+        code, output = _invoke(command, "--help")
+        assert code == 0 and "Exit status:" in output
+        assert "1  a counted run failed" in output and "2  a usage error" in output
