@@ -3,9 +3,11 @@
 Errors a user can fix are one `Error:` line; an interrupted experiment says how to continue it.
 The exit status says how an experiment went, so that a CI can gate on it: `_EXIT_STATUS` lists it
 under `run` and `sweep --help` (1 when a counted run failed, 2 for a usage error), and `compare`
-exits 3 on a regression beyond `--fail-on-regression`. Each command imports what it needs when it runs (scipy and matplotlib take over a
-second to import): mounting `bench_group` adds nothing to the start-up of other pulp-sync commands,
-whose timings the harness measures.
+exits 3 on a regression beyond `--fail-on-regression`.
+
+Each command imports what it needs when it runs (scipy and matplotlib take over a second to import):
+mounting `bench_group` adds nothing to the start-up of other pulp-sync commands, whose timings the
+harness measures.
 """
 
 from __future__ import annotations
