@@ -276,7 +276,8 @@ def main() -> None:
 
 def _overridden(experiment: Experiment, options: dict[str, Any], **extra: Any) -> Experiment:
     """The experiment with every flag given applied (flags left out keep the spec's values). A manifest's
-    own URL as the remote names the experiment's one manifest after it."""
+    own URL as the remote is the experiment's one manifest, named after it (with --manifests naming
+    several, validation refuses it)."""
     from harness.remote import is_manifest_url, manifest_label, parse_remote_setting
 
     fields = ("runs", "warmup", "scale", "profile", "server", "restart_server", "fixtures", "base_url", "timeout",
@@ -286,9 +287,8 @@ def _overridden(experiment: Experiment, options: dict[str, Any], **extra: Any) -
     if settings:
         changes["remote"] = {**experiment.remote, **settings}
     url = changes["base_url"] or experiment.base_url
-    manifests = changes.get("manifests") or experiment.manifests
-    if url is not None and is_manifest_url(url) and len(manifests) <= 1:
-        changes["manifests"] = (manifest_label(url),)
+    if url is not None and is_manifest_url(url) and len(changes.get("manifests") or ()) <= 1:
+        changes["manifests"] = (manifest_label(url),)  # the URL names what is synced, whatever the spec listed
     return experiment.with_overrides(**changes)
 
 
