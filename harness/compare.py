@@ -18,7 +18,7 @@ __all__ = ["CellChange", "COMPARE_HEADER", "compare_results", "change_rows", "ch
            "regression_line", "setup_differences"]
 
 COMPARE_HEADER = ("manifest", "variant", "old (s)", "new (s)", "change", "ratio", "p (Welch)", "verdict")
-_SETUP = ("scale", "profile", "server", "restart_server", "base_url", "profiles")
+_SETUP = ("scale", "profile", "server", "restart_server", "base_url", "profiles", "remote", "sample", "sample_seed")
 _MACHINE = ("cpu_model", "cpu_count", "memory_gb", "hostname")
 
 

@@ -57,6 +57,12 @@ def test_compare_names_setup_differences() -> None:
     assert setup_differences(_folder(1.0), _folder(1.0, scale=0.5)) == ["scale: 1.0 -> 0.5"]
 
 
+def test_compare_names_changed_remote_settings_and_samples() -> None:
+    new = _folder(1.0)
+    new.experiment = new.experiment.with_overrides(remote={"rate_limit": 100}, sample="10%")
+    assert setup_differences(_folder(1.0), new) == ["remote: {} -> {'rate_limit': 100}", "sample: None -> '10%'"]
+
+
 def test_compare_names_changed_variant_settings() -> None:
     old, new = _folder(1.0), _folder(1.0)
     new.experiment = new.experiment.with_overrides(variants=(Variant("asyncio", "asyncio", 100),))
