@@ -303,7 +303,7 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
 
     from harness.progress import progress_for
     from harness.report import render
-    from harness.plan import check_plan, plan_sentence
+    from harness.plan import check_plan, plan_sentence, plan_warnings
     from harness.runner import RunOptions, check_runnable, prepare, run_experiment
     from harness.summary import print_summary
 
@@ -312,6 +312,8 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     prepared = prepare(experiment, options["state_dir"])  # the remote checked, the sample drawn
     previous = resumed[1] if resumed else None
     click.echo(plan_sentence(experiment, prepared[1], previous), err=True)
+    for warning in plan_warnings(experiment, prepared[1]):
+        click.echo(f"Warning: {warning}", err=True)
     check_plan(experiment, prepared[1], previous, options["max_bytes"])
     folder = resumed[0] if resumed else _new_folder(experiment, options)
     run_options = RunOptions(state_dir=options["state_dir"],

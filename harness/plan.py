@@ -13,7 +13,7 @@ from harness.schedule import plan
 from harness.site import ManifestSource
 from harness.spec import Experiment, SpecError
 
-__all__ = ["planned_bytes", "plan_sentence", "check_plan", "human_bytes"]
+__all__ = ["planned_bytes", "plan_sentence", "plan_warnings", "check_plan", "human_bytes"]
 
 
 def planned_bytes(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None) -> int:
@@ -34,6 +34,20 @@ def plan_sentence(experiment: Experiment, sources: Mapping[str, ManifestSource],
         f"({experiment.warmup} warm-up) = {len(experiment.manifests) * len(experiment.variants) * rounds} syncs"
         f"{left}, {human_bytes(planned_bytes(experiment, sources, previous))} to download{sample}"
     )
+
+
+def plan_warnings(experiment: Experiment, sources: Mapping[str, ManifestSource]) -> list[str]:
+    """What would make a plan measure less than it seems to: a concurrency above the number of files a
+    run syncs puts every file in flight at once, so such values cannot differ from one another."""
+    warnings = []
+    for name, source in sources.items():
+        files = int(source.facts["files"])
+        above = sorted({v.download_concurrency for v in experiment.variants if v.download_concurrency > files})
+        if above:
+            values = ", ".join(map(str, above))
+            warnings.append(f"concurrency {values} is above the {files} files each run syncs of {name}: every file "
+                            "is in flight at once, so it cannot differ from less; sync more files (--sample)")
+    return warnings
 
 
 def check_plan(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None,

@@ -234,6 +234,7 @@ remote = { rate_limit = 20 }
     done = bench("run", str(spec), "--manifests", "many-small", "--out", str(tmp_path / "out"),
                  "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
+    assert "Warning: concurrency" not in done.stderr
     for run in json.loads((tmp_path / "out" / "results.json").read_text())["runs"]:
         files_per_second = run["artifacts_downloaded"] / run["sync_seconds"]
         assert run["artifacts_downloaded"] == 100 and 18 <= files_per_second <= 22, run
@@ -263,6 +264,7 @@ downloader = "futures"
     facts = document["manifests"]["500"]
     assert facts["sample"]["size"] == "10%" and facts["sample"]["files"] == 500 and facts["files"] == 50
     assert "to download (a 10% sample of each manifest)" in done.stderr
+    assert "Warning: concurrency" not in done.stderr
     assert "500: 500 files" in done.stdout
     assert "each run a 10% sample (size-stratified, seed 0): 50 files" in done.stdout
     assert "each run a 10% sample" in (tmp_path / "out" / "summary.md").read_text()
@@ -270,6 +272,13 @@ downloader = "futures"
         assert run["ok"] and run["artifacts_downloaded"] == 50
         assert 0.08 * whole <= run["bytes_downloaded"] <= 0.12 * whole
         assert run["bytes_downloaded"] == facts["bytes"], "the same lines in every run and variant"
+
+
+def test_a_concurrency_above_the_files_of_a_run_is_warned_of(tiny_tree: Path, tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, tiny_tree, 'sample = "5"\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n'
+                                           'download_concurrency = 8\n')
+    done = bench("run", str(spec), "--max-bytes", "1", "--results-dir", str(tmp_path / "results"), cwd=tmp_path)
+    assert "Warning: concurrency 8 is above the 5 files each run syncs of 100" in done.stderr
 
 
 def test_max_bytes_refuses_a_plan_above_it(tiny_tree: Path, tmp_path: Path) -> None:
