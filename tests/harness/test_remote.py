@@ -311,3 +311,12 @@ def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def test_a_sample_reaches_rq_workers_too(tiny_tree: Path, tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, tiny_tree, 'runs = 1\nwarmup = 0\nsample = "5"\n'
+                                           '[[variants]]\nname = "rq"\ndownloader = "asyncio"\ntasking = "rq"\n')
+    done = bench("run", str(spec), "--out", str(tmp_path / "out"), "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (run,) = json.loads((tmp_path / "out" / "results.json").read_text())["runs"]
+    assert run["ok"] and run["artifacts_downloaded"] == 5 and run["content_units"] == 5
