@@ -68,11 +68,19 @@ def manifest_label(url: str) -> str:
 
 
 def refuse_credentials_in_url(url: str) -> None:
-    """A password in the URL would be on the harness's command line and in results.json: refuse it."""
-    if urlsplit(url).password is not None:
+    """A password in the URL would be on the harness's command line and in results.json: refuse it. So
+    is a query string: it may hold a token, and would not reach the files, which are fetched relative
+    to the manifest's path."""
+    parts = urlsplit(url)
+    if parts.password is not None:
         raise SpecError(
             f"the remote URL {public_url(url)} holds a password; give it as --remote-setting username=NAME and "
             "--remote-setting password=env:VAR (or file:PATH), or in the spec's [remote] table"
+        )
+    if parts.query or parts.fragment:
+        raise SpecError(
+            f"the remote URL {public_url(url)} has a query or fragment, which the files fetched relative to it "
+            "would not carry; for a token, give a header: --remote-setting 'headers={\"Authorization\": \"env:VAR\"}'"
         )
 
 

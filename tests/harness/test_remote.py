@@ -182,12 +182,13 @@ def test_a_wrong_remote_fails_before_any_run(
     assert not (tmp_path / "results").exists(), "no results folder for an experiment that never ran"
 
 
-def test_a_password_in_the_url_or_in_clear_is_refused(tmp_path: Path) -> None:
+def test_a_password_in_the_url_its_query_or_in_clear_is_refused(tmp_path: Path) -> None:
     spec = write_spec(tmp_path, tmp_path, '[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
     in_url = bench("run", str(spec), "--remote", f"https://me:{PASSWORD}@127.0.0.1:1/PULP_MANIFEST", cwd=tmp_path)
     in_clear = bench("run", str(spec), "--remote", "https://127.0.0.1:1/PULP_MANIFEST",
                      "--remote-setting", f"password={PASSWORD}", cwd=tmp_path)
-    for done in (in_url, in_clear):
+    in_query = bench("run", str(spec), "--remote", f"https://127.0.0.1:1/PULP_MANIFEST?token={PASSWORD}", cwd=tmp_path)
+    for done in (in_url, in_clear, in_query):
         assert done.returncode == 2 and "env:VAR" in done.stderr
         assert PASSWORD not in done.stderr + done.stdout
 
