@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from downloaders import DownloaderSettings
 from downloaders.settings import REMOTE_SETTINGS
 from pulp_sync.cli import cli, sync
 from pulp_sync.models import Remote, RepositoryVersion
@@ -35,9 +37,11 @@ def test_every_remote_setting_has_an_option(setting) -> None:  # type: ignore[no
         assert flag in option_names()
 
 
-def test_every_remote_setting_is_a_remote_field() -> None:
+def test_the_remote_fields_and_the_list_of_settings_are_the_same() -> None:
     fields = {field.name for field in Remote._meta.concrete_fields}
-    assert {setting.name for setting in REMOTE_SETTINGS} <= fields
+    downloader_fields = {field.name for field in dataclasses.fields(DownloaderSettings)}
+    assert fields & downloader_fields == {setting.name for setting in REMOTE_SETTINGS}
+    assert len(REMOTE_SETTINGS) == 17
 
 
 def test_settings_are_saved_on_the_remote(db: Path, server: str, tmp_path: Path) -> None:
