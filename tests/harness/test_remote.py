@@ -210,15 +210,17 @@ remote = { max_retries = 0 }
     with serve_app(failing_first(make_app(tiny_tree))) as url:
         done = bench("run", str(write_spec(tmp_path, tiny_tree, variants)), "--remote", url + "PULP_MANIFEST_100",
                      "--out", str(tmp_path / "out"), "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
-    assert done.returncode == 1 and "2 of 4 counted runs failed" in done.stderr
+    assert done.returncode == 1 and "2 of 4 counted runs failed" in done.stderr, done.stderr
     runs = json.loads((tmp_path / "out" / "results.json").read_text())["runs"]
     default = [run for run in runs if run["variant"] == "default"]
     no_retries = [run for run in runs if run["variant"] == "no-retries"]
-    assert all(run["ok"] and run["retries"] >= run["artifacts_downloaded"] > 0 for run in default)
-    assert all(not run["ok"] and "after 1 attempt(s): HTTP 503" in run["error"] for run in no_retries)
+    assert all(run["ok"] and run["retries"] >= run["artifacts_downloaded"] > 0 for run in default), default
+    assert all(not run["ok"] and "after 1 attempt(s): HTTP 503" in run["error"] for run in no_retries), no_retries
 
 
 def test_rate_limit_holds_a_sample_of_many_small_files_to_its_rate(tiny_tree: Path, tmp_path: Path) -> None:
+    """20 requests a second: the limited variant's extra time over the unlimited one, measured side by
+    side in one run, is the time 100 files take at 20 per second (the fixed costs of a sync cancel)."""
     variants = """
 runs = 2
 warmup = 0
@@ -228,17 +230,23 @@ sample = "100"
 [[variants]]
 name = "limited"
 downloader = "futures"
-download_concurrency = 10
 remote = { rate_limit = 20 }
+
+[[variants]]
+name = "unlimited"
+downloader = "futures"
 """
     spec = write_spec(tmp_path, tiny_tree, variants)
     done = bench("run", str(spec), "--manifests", "many-small", "--out", str(tmp_path / "out"),
                  "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Warning: concurrency" not in done.stderr
-    for run in json.loads((tmp_path / "out" / "results.json").read_text())["runs"]:
-        files_per_second = run["artifacts_downloaded"] / run["sync_seconds"]
-        assert run["artifacts_downloaded"] == 100 and 18 <= files_per_second <= 22, run
+    runs = json.loads((tmp_path / "out" / "results.json").read_text())["runs"]
+    assert all(run["artifacts_downloaded"] == 100 for run in runs), runs
+    unlimited = sum(run["sync_seconds"] for run in runs if run["variant"] == "unlimited") / 2
+    for run in (run for run in runs if run["variant"] == "limited"):
+        files_per_second = run["artifacts_downloaded"] / (run["sync_seconds"] - unlimited)
+        assert 18 <= files_per_second <= 22, (files_per_second, run["sync_seconds"], unlimited)
 
 
 def test_a_ten_percent_sample_is_the_same_lines_in_every_run(tiny_tree: Path, tmp_path: Path) -> None:
