@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Make a Debian 12 machine ready for pulp-sync and its tests: Debian's packages, PostgreSQL,
 # MariaDB and Redis running on 127.0.0.1, the `pulp_sync` databases, the virtualenv with the
-# package, and the schema on sqlite, PostgreSQL and MariaDB. Used by the Vagrantfile and by
+# package, the schema on sqlite, PostgreSQL and MariaDB, and real pulpcore in a virtualenv of its
+# own (scripts/pulpcore.sh) for the harness to benchmark. Used by the Vagrantfile and by
 # ./runtests.sh (and so by CI).
 #
 # Idempotent: each step checks first and acts only on what is missing, so when everything is
@@ -133,3 +134,4 @@ create_databases
 # shellcheck source=scripts/bootstrap.sh
 source scripts/bootstrap.sh
 migrate_all
+bash scripts/pulpcore.sh

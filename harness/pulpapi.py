@@ -1,0 +1,185 @@
+"""Any Pulp 3 server driven through its REST API, as the seed's perftest.sh drove one with curl and jq.
+
+One run of a `kind = "pulp-api"` variant:
+
+    reset: delete the last run's repository and remote, orphan cleanup (protection time 0), wait
+    create a file remote (policy immediate, the variant's settings) and a repository
+    POST the repository's sync/ ─> poll the task until it ends ─> read the new version's content count
+
+Timed as the seed timed it: the task's own `finished_at - started_at`; also the wall time from the
+POST to the end as observed here (queueing and polling included). The file plugin's endpoints and
+fields are Pulp's own, so the same driver runs against pulpcore and against any server speaking
+that dialect.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from harness.errors import HarnessError
+
+__all__ = ["PulpApi", "PulpApiError", "TaskOutcome", "reset", "sync_once", "remote_body", "FINISHED"]
+
+FINISHED = ("completed", "failed", "canceled", "skipped")
+"""Task states after which nothing changes (Pulp's TASK_FINAL_STATES)."""
+_POLL_SECONDS = 0.1
+"""Between two looks at a running task: the observed end is at most this late."""
+_REMOTES = "remotes/file/file/"
+_REPOSITORIES = "repositories/file/file/"
+_PEM_SETTINGS = ("ca_cert", "client_cert", "client_key")
+"""Pulp takes certificates and keys as PEM text, where pulp-sync's settings name files."""
+
+
+class PulpApiError(HarnessError, RuntimeError):
+    """The Pulp server refused a call or did not answer; the message says which call and why."""
+
+
+@dataclass(frozen=True)
+class PulpApi:
+    """Where a Pulp 3 API answers (`base_url` without /pulp/api/v3/) and whom to call it as (basic auth)."""
+
+    base_url: str
+    username: str
+    password: str = field(repr=False)
+    timeout: float = 30.0
+
+    @property
+    def api_root(self) -> str:
+        """The REST API's root, to which relative paths are joined."""
+        return self.base_url.rstrip("/") + "/pulp/api/v3/"
+
+    def call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> Any:
+        """One REST call: `path` relative to the API root, or a `pulp_href` (starting with /); the decoded
+        JSON answer (None when empty). PulpApiError with the server's reason on an HTTP error."""
+        url = self.base_url.rstrip("/") + path if path.startswith("/") else self.api_root + path
+        request = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(),
+                                         headers=self._headers(body is not None), method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                payload = response.read()
+        except urllib.error.HTTPError as error:
+            reason = " ".join(error.read().decode(errors="replace").split())[:500]
+            raise PulpApiError(f"{self.base_url} answered {method} {path} with {error.code}: {reason}") from error
+        except (urllib.error.URLError, OSError) as error:
+            raise PulpApiError(f"{self.base_url} did not answer {method} {path}: {error}") from error
+        return json.loads(payload) if payload else None
+
+    def named(self, endpoint: str, name: str) -> dict[str, Any] | None:
+        """The object called `name` at `endpoint` (e.g. "repositories/file/file/"), or None."""
+        found = self.call("GET", f"{endpoint}?name={urllib.request.quote(name)}")
+        return found["results"][0] if found and found.get("results") else None
+
+    def wait(self, task_href: str, timeout: float, on_poll: Callable[[], None] | None = None) -> dict[str, Any]:
+        """Poll the task until it is in a final state and return it; PulpApiError after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        while True:
+            task = self.call("GET", task_href)
+            if on_poll is not None:
+                on_poll()
+            if task["state"] in FINISHED:
+                return task
+            if time.monotonic() > deadline:
+                raise PulpApiError(f"task {task_href} is still {task['state']} after {timeout:g} s")
+            time.sleep(_POLL_SECONDS)
+
+    def _headers(self, with_body: bool) -> dict[str, str]:
+        credentials = base64.b64encode(f"{self.username}:{self.password}".encode()).decode()
+        headers = {"Authorization": f"Basic {credentials}", "Accept": "application/json"}
+        return {**headers, "Content-Type": "application/json"} if with_body else headers
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """How a sync task ended: its state and error, its own seconds (finished_at - started_at), the wall
+    seconds from the POST to the end seen here, and the new version's content count (None without one)."""
+
+    state: str
+    error: str | None
+    task_seconds: float | None
+    wall_seconds: float
+    content_count: int | None
+    version_href: str | None
+
+    @property
+    def ok(self) -> bool:
+        """Completed, with the version the sync made."""
+        return self.state == "completed" and self.error is None
+
+
+def reset(api: PulpApi, name: str, timeout: float) -> None:
+    """Delete the repository and remote called `name` and every orphan (no protection time), waiting for
+    each task: the next run then downloads everything again, as after `pulp-sync reset`."""
+    for endpoint in (_REPOSITORIES, _REMOTES):
+        found = api.named(endpoint, name)
+        if found is not None:
+            _finish(api, api.call("DELETE", found["pulp_href"]), timeout, f"deleting {endpoint}{name}")
+    _finish(api, api.call("POST", "orphans/cleanup/", {"orphan_protection_time": 0}), timeout, "orphan cleanup")
+
+
+def sync_once(api: PulpApi, name: str, manifest_url: str, settings: Mapping[str, Any], timeout: float,
+              on_poll: Callable[[], None] | None = None) -> TaskOutcome:
+    """Create a remote and a repository called `name`, sync one from the other, and wait for the task."""
+    remote = api.call("POST", _REMOTES, remote_body(name, manifest_url, settings))
+    repository = api.call("POST", _REPOSITORIES, {"name": name})
+    started = time.monotonic()
+    answer = api.call("POST", repository["pulp_href"] + "sync/", {"remote": remote["pulp_href"]})
+    task = api.wait(answer["task"], timeout, on_poll)
+    wall = time.monotonic() - started
+    version = next((href for href in task.get("created_resources") or [] if "/versions/" in href), None)
+    return TaskOutcome(task["state"], _error_of(task), _task_seconds(task), wall,
+                       _content_count(api, version), version)
+
+
+def remote_body(name: str, url: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A file remote as Pulp takes it: policy immediate (every file downloaded, as pulp-sync does), the
+    Remote settings under their own names, headers as a list of one-entry objects, PEM as text."""
+    body: dict[str, Any] = {"name": name, "url": url, "policy": "immediate"}
+    for key, value in settings.items():
+        if key == "headers":
+            body[key] = [{header: text} for header, text in value.items()]
+        elif key in _PEM_SETTINGS:
+            body[key] = Path(value).read_text(encoding="utf-8")
+        else:
+            body[key] = value
+    return body
+
+
+def _finish(api: PulpApi, answer: Any, timeout: float, what: str) -> None:
+    """Wait for the task an answer names (if any); PulpApiError unless it completed."""
+    if not answer or "task" not in answer:
+        return
+    task = api.wait(answer["task"], timeout)
+    if task["state"] != "completed":
+        raise PulpApiError(f"{what} ended {task['state']}: {_error_of(task) or 'no error given'}")
+
+
+def _error_of(task: Mapping[str, Any]) -> str | None:
+    """Pulp's task error as one line (its `description`), None when there is none."""
+    error = task.get("error")
+    if not error:
+        return None if task["state"] == "completed" else f"the task ended {task['state']}"
+    return " ".join(str(error.get("description") or error).split())
+
+
+def _task_seconds(task: Mapping[str, Any]) -> float | None:
+    """finished_at - started_at, the seed's runtime (its jq did the same subtraction)."""
+    if not task.get("started_at") or not task.get("finished_at"):
+        return None
+    started, finished = (datetime.fromisoformat(task[key]) for key in ("started_at", "finished_at"))
+    return (finished - started).total_seconds()
+
+
+def _content_count(api: PulpApi, version_href: str | None) -> int | None:
+    """How many file units the version holds (`content_summary.present["file.file"].count`)."""
+    if version_href is None:
+        return None
+    present = api.call("GET", version_href).get("content_summary", {}).get("present", {})
+    return int(present.get("file.file", {}).get("count", 0))
