@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["ChildRun", "HighWater", "run_child"]
+__all__ = ["ChildRun", "HighWater", "run_child", "descendants"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,11 @@ class HighWater:
     def peak_mb(self, usage: os.struct_rusage) -> float:
         """The peak seen, in MB (MiB); a child too short-lived to be sampled falls back to `ru_maxrss`."""
         return (self.kib or usage.ru_maxrss) / 1024
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (children, theirs, ...), as /proc lists them now."""
+    return _tree(pid)[1:]
 
 
 def _tree(pid: int) -> list[int]:

@@ -27,6 +27,7 @@ __all__ = [
     "is_manifest_url",
     "manifest_label",
     "resolve_settings",
+    "resolve_reference",
     "parse_remote_setting",
     "check_manifest",
     "MAX_MANIFEST_BYTES",
@@ -110,14 +111,16 @@ def resolve_settings(settings: Mapping[str, Any], environ: Mapping[str, str]) ->
     resolved: dict[str, Any] = {}
     for name, value in settings.items():
         if isinstance(value, Mapping):
-            resolved[name] = {key: _resolved(f"{name}.{key}", item, environ) for key, item in value.items()}
+            resolved[name] = {key: resolve_reference(f"{name}.{key}", item, environ) for key, item in value.items()}
         else:
-            resolved[name] = remote_setting(name).coerce(_resolved(name, value, environ)) if is_reference(value) \
-                else value
+            resolved[name] = remote_setting(name).coerce(resolve_reference(name, value, environ)) \
+                if is_reference(value) else value
     return resolved
 
 
-def _resolved(label: str, value: Any, environ: Mapping[str, str]) -> Any:
+def resolve_reference(label: str, value: Any, environ: Mapping[str, str]) -> Any:
+    """What a reference names (`env:VAR`, `file:PATH`; for client_key the path itself), or `value` when
+    it is none; SpecError naming `label`, never the value, when it cannot be read."""
     if not is_reference(value):
         return value
     kind, _, where = value.partition(":")

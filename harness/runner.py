@@ -33,9 +33,10 @@ from harness.records import RunRecord, record_command_run, record_run
 from harness.results import Results, now_iso
 from harness.schedule import PlannedRun, plan
 from harness.workers import running_workers
+from harness.apiruns import PulpTarget, make_api_run, pulp_targets
 from harness.remote import resolve_settings
 from harness.site import FixtureSite, ManifestSource, check_site, prepare_sources, prepare_tree
-from harness.spec import Experiment, SpecError, Variant
+from harness.spec import PULPCORE, Experiment, SpecError, Variant
 from harness.trash import Trash
 
 __all__ = ["RunOptions", "check_runnable", "prepare", "run_experiment", "compatible"]
@@ -64,7 +65,9 @@ def check_runnable(experiment: Experiment) -> None:
         create_database(str(url))
     installed = pulpcli.installed_downloaders()
     for variant in experiment.variants:
-        if variant.is_command:
+        if variant.is_pulp_api:
+            _check_pulp_api(variant)
+        elif variant.is_command:
             program = program_of(str(variant.command))
             if shutil.which(program) is None:
                 raise SpecError(f"variant {variant.name!r}: {program!r} is not installed (or not on PATH)")
@@ -73,6 +76,14 @@ def check_runnable(experiment: Experiment) -> None:
             raise SpecError(f"variant {variant.name!r}: no downloader named {variant.downloader!r}; installed: {known}")
     if experiment.base_url is None:
         check_site(experiment)
+
+
+def _check_pulp_api(variant: Variant) -> None:
+    """pulpcore is installed when a variant asks the harness to start it."""
+    if variant.server == PULPCORE:
+        from harness.pulpcore import default_venv, installed_version
+
+        installed_version(default_venv())
 
 
 def compatible(saved: Experiment, wanted: Experiment) -> list[str]:
@@ -104,12 +115,13 @@ def run_experiment(
     session = time.monotonic()
     elapsed_before = results.elapsed_seconds
     trash = Trash(options.state_dir / _TRASH, defaults.TRASH_MANY_FILES, defaults.TRASH_MIN_FREE)
-    with FixtureSite(experiment, root) as site:
+    with FixtureSite(experiment, root) as site, pulp_targets(experiment, options.state_dir, os.environ) as targets:
         options.progress.start(len(planned), len(planned) - len(todo))
         try:
             for run in todo:
                 options.progress.run_started(run, _label(run, experiment))
-                record = _make_run(run, experiment, site, options, trash, sources[run.manifest], settings[run.variant])
+                record = _make_run(run, experiment, site, options, trash, sources[run.manifest],
+                                   settings[run.variant], targets.get(run.variant))
                 results.runs.append(record)
                 results.elapsed_seconds = elapsed_before + time.monotonic() - session
                 save_run_outputs(folder, results)
@@ -142,13 +154,17 @@ def _start(experiment: Experiment, sources: Mapping[str, ManifestSource], previo
 
 def _make_run(
     run: PlannedRun, experiment: Experiment, site: FixtureSite, options: RunOptions, trash: Trash,
-    source: ManifestSource, settings: Mapping[str, Any],
+    source: ManifestSource, settings: Mapping[str, Any], target: PulpTarget | None,
 ) -> RunRecord:
     """One run: restart (if asked), the last run's files to the trash, reset in its own child (timed
-    as overhead), then the sync child with the variant's resolved Remote `settings`."""
+    as overhead), then the sync child with the variant's resolved Remote `settings`; for a pulp-api
+    variant, a reset and a sync through its server's API (`target`)."""
     variant = experiment.variant(run.variant)
     env = pulpcli.child_env(variant, options.state_dir)
     restart_seconds = site.restart(variant)
+    if target is not None:
+        url = site.manifest_url(variant, run.manifest)
+        return make_api_run(run, target, url, settings, source.facts, experiment.timeout, now_iso())
     _discard_run_files(options.state_dir, trash)
     reset = pulpcli.reset(env, options.command)
     started_at = now_iso()

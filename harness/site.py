@@ -133,7 +133,8 @@ def _fetched(experiment: Experiment, manifest: str, where: Path, environ: Mappin
     url = remote_manifest_url(experiment, manifest)
     checked: list[tuple[str, dict[str, Any]]] = []
     fetched = None
-    for variant in [v for v in experiment.variants if not v.is_command] or [Variant("check", downloader="asyncio")]:
+    ours = [v for v in experiment.variants if v.kind == "pulp-sync"]
+    for variant in ours or [Variant("check", downloader="asyncio")]:
         settings = resolve_settings(experiment.remote_of(variant), environ)
         if (variant.downloader, settings) not in checked:
             checked.append((variant.downloader, settings))

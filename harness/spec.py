@@ -40,7 +40,9 @@ __all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_d
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 SERVERS = ("builtin", "nginx")
-KINDS = ("pulp-sync", "command")
+KINDS = ("pulp-sync", "command", "pulp-api")
+PULPCORE = "pulpcore"
+"""A pulp-api variant's `server` that the harness starts itself (harness.pulpcore) rather than a URL."""
 TASKING = ("inline", "rq")
 WORKERS = ("fork", "simple")
 SWEEPABLE = tuple(setting.name for setting in REMOTE_SETTINGS if setting.kind in (int, float))
@@ -85,11 +87,20 @@ class Variant:
     kind: str = "pulp-sync"
     command: str | None = None
     remote: Mapping[str, Any] = field(default_factory=dict)
+    server: str | None = None
+    api_username: str = "admin"
+    api_password: str | None = None
 
     @property
     def is_command(self) -> bool:
         """An external program (curl, aria2c, ...) rather than a pulp-sync sync; see harness.commands."""
         return self.kind == "command"
+
+    @property
+    def is_pulp_api(self) -> bool:
+        """A Pulp 3 server driven through its REST API (harness.pulpapi): `server` is "pulpcore" (started
+        by the harness) or the server's URL, with `api_username` and `api_password` (a reference)."""
+        return self.kind == "pulp-api"
 
 
 @dataclass(frozen=True)
@@ -98,8 +109,8 @@ class Experiment:
     `sweep_setting` (harness.sweep), which recommends its smallest value within `tolerance` of the
     best throughput. `base_url` is a remote of the operator's own instead of the fixture servers: a
     base URL ending in `/` under which the manifests are found by name, or one manifest's own URL.
-    `sample` ("10%", "500") syncs a size-stratified subset of each manifest drawn with `sample_seed` (harness.sample), the same
-    lines in every run and variant."""
+    `sample` ("10%", "500") syncs a size-stratified subset of each manifest drawn with `sample_seed`
+    (harness.sample), the same lines in every run and variant."""
 
     name: str
     variants: tuple[Variant, ...]
@@ -224,8 +235,9 @@ def manifest_path(manifest: str) -> str:
 def _variant_from_dict(raw: Mapping[str, Any]) -> Variant:
     raw = dict(raw)
     _reject_unknown(raw, Variant, f"variant {raw.get('name', '?')!r}")
-    if "name" not in raw or ("downloader" not in raw and "command" not in raw):
-        raise SpecError(f"every variant needs a name and a downloader (or kind = \"command\" and a command); got {sorted(raw)}")
+    if "name" not in raw or ("downloader" not in raw and "command" not in raw and "server" not in raw):
+        raise SpecError("every variant needs a name and a downloader (or kind = \"command\" and a command, or "
+                        f"kind = \"pulp-api\" and a server); got {sorted(raw)}")
     raw["sync_args"] = tuple(str(arg) for arg in raw.get("sync_args", ()))
     raw["env"] = {str(key): str(value) for key, value in raw.get("env", {}).items()}
     raw["remote"] = dict(raw.get("remote", {}))
@@ -240,9 +252,12 @@ def _check_variant(variant: Variant) -> None:
     _check_remote(variant.remote, f"{label}: remote")
     if variant.is_command:
         _check_command(variant, label)
+    elif variant.is_pulp_api:
+        _check_pulp_api(variant, label)
     else:
         _check(bool(variant.downloader), f"{label}: name a downloader (`pulp-sync downloaders` lists them)")
         _check(variant.command is None, f"{label}: a command needs kind = \"command\"")
+    _check(variant.is_pulp_api or variant.server is None, f"{label}: a server needs kind = \"pulp-api\"")
     _check(
         variant.db is None or variant.db in ALIASES or "://" in variant.db,
         f"{label}: db {variant.db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL",
@@ -253,6 +268,20 @@ def _check_variant(variant: Variant) -> None:
         _check(variant.workers >= 1, f"{label}: workers must be 1 or more")
     else:
         _check(variant.worker is None and variant.workers == 1, f"{label}: worker and workers need tasking = \"rq\"")
+
+
+def _check_pulp_api(variant: Variant, label: str) -> None:
+    """A Pulp server to drive: "pulpcore" (ours to start) or an http(s) URL with a password by reference."""
+    _check(not variant.downloader and variant.command is None,
+           f"{label}: a pulp-api variant has no downloader or command (the server's own syncs are measured)")
+    server = variant.server or ""
+    _check(server == PULPCORE or server.startswith(("http://", "https://")),
+           f"{label}: server {server!r}: \"{PULPCORE}\" (started by the harness) or the Pulp server's URL")
+    if server != PULPCORE:
+        _check(is_reference(variant.api_password),
+               f"{label}: api_password for {server}: give it as \"env:VAR\" or \"file:PATH\", never in clear")
+    _check(variant.tasking == "inline" and variant.db is None,
+           f"{label}: tasking and db are the server's own business for a pulp-api variant")
 
 
 def _check_command(variant: Variant, label: str) -> None:
@@ -273,6 +302,8 @@ def _check_source(experiment: Experiment) -> None:
         from harness.sample import parse_sample
 
         parse_sample(experiment.sample)
+        _check(not any(v.is_pulp_api for v in experiment.variants),
+               "sample: a pulp-api variant's server syncs the remote's whole manifest; drop sample or that variant")
     if experiment.base_url is None:
         return
     from harness.remote import is_manifest_url, public_url, refuse_credentials_in_url
