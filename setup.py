@@ -36,6 +36,7 @@ setup(
             "pytest-timeout>=2.3",
             "hypothesis>=6.100",
             "pytest-benchmark>=4.0",
+            "pulp-cli>=0.41.1",  # Pulp's own client, against the Pulp 3 dialect (tests/pulp_sync/test_pulp_cli.py)
         ],
     },
     entry_points={

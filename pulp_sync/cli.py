@@ -256,10 +256,12 @@ def tasks(state: str | None, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--bind", default="127.0.0.1:8000", show_default=True, help="host:port to listen on; port 0 picks one.")
+@click.option("--bind", default="127.0.0.1:24817", show_default=True, help="host:port to listen on (Pulp's port by "
+              "default); port 0 picks one.")
 @click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="gunicorn worker processes.")
 def api(bind: str, workers: int) -> None:
-    """Serve the REST API under /api/v3/ with gunicorn; the syncs it starts run on `pulp-sync worker`."""
+    """Serve the REST API with gunicorn: Pulp 3's under /pulp/api/v3/ (pulp-cli works with it), the deprecated
+    pulp-sync one under /api/v3/. The syncs it starts run on `pulp-sync worker`."""
     _open_database()
     from django.db import connections
 

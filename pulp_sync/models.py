@@ -66,6 +66,7 @@ class Remote(models.Model):
     ca_cert = models.TextField(null=True, blank=True, help_text="Path of a PEM CA bundle.")
     client_cert = models.TextField(null=True, blank=True, help_text="Path of a PEM client certificate.")
     client_key = models.TextField(null=True, blank=True, help_text="Path of the client certificate's PEM key.")
+    created = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.name
@@ -85,9 +86,14 @@ class Remote(models.Model):
 
 
 class Repository(models.Model):
-    """A named series of versions; the latest one is what the repository currently holds."""
+    """A named series of versions; the latest one is what the repository currently holds.
+
+    `remote` is where a sync goes when it names no remote (Pulp's default remote of a repository).
+    """
 
     name = models.CharField(max_length=255, unique=True)
+    created = models.DateTimeField(auto_now_add=True)
+    remote = models.ForeignKey(Remote, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         verbose_name_plural = "repositories"
@@ -167,12 +173,18 @@ class RepositoryContent(models.Model):
 
 
 class TaskState(models.TextChoices):
-    """Where a task is: waiting (queued) -> running -> completed or failed."""
+    """Where a task is: waiting (queued) -> running -> completed or failed; Pulp's names.
+
+    Canceling a waiting task makes it canceled; a running one is canceling until it stops (canceled),
+    or ends completed or failed if it got there first.
+    """
 
     WAITING = "waiting"
     RUNNING = "running"
     COMPLETED = "completed"
     FAILED = "failed"
+    CANCELING = "canceling"
+    CANCELED = "canceled"
 
 
 class Task(models.Model):
@@ -180,6 +192,7 @@ class Task(models.Model):
 
     `error` is a one-line message for people (never a secret); `report` is the SyncReport as a dict,
     also after a failed download. Progress fields are written a few times a second while it runs.
+    The API's orphan cleanup is a task too (named "orphan_cleanup", its counts in `report`).
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -205,5 +218,5 @@ class Task(models.Model):
 
     @property
     def is_finished(self) -> bool:
-        """Completed or failed: nothing will change it any more."""
-        return self.state in (TaskState.COMPLETED, TaskState.FAILED)
+        """Completed, failed or canceled: nothing will change it any more."""
+        return self.state in (TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED)

@@ -12,6 +12,13 @@ with the partial downloads in it:
 - `reap_abandoned_tasks`, which every worker runs when it starts, `pulp-sync tasks` runs each time
   and `wait_for` runs while it waits: a task's process on this host is checked by its pid, one
   elsewhere through RQ (its job gone or ended, its worker's heartbeat lapsed).
+
+`cancel_task` (the API's PATCH {"state": "canceled"}) cancels a waiting task at once and takes its
+job off the queue. A running one becomes canceling and is stopped two ways: RQ's stop-job command
+kills a forking worker's work horse (the job's stopped callback, `on_job_stopped`, then marks it
+canceled and removes its workspace), and the sync itself stops at its next progress write when it
+finds its row canceling (the only way for a SimpleWorker, which RQ cannot stop, or an inline sync).
+A sync already past its downloads finishes completed (or failed), as in Pulp.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import time
 import uuid
 from pathlib import Path
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 from django.conf import settings
 from django.db import connections, transaction
@@ -31,7 +38,8 @@ from django.utils import timezone
 from redis import Redis
 from redis.exceptions import RedisError
 from rq import Callback, Queue, Worker
-from rq.exceptions import AbandonedJobError, NoSuchJobError
+from rq.command import send_stop_job_command
+from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
 
 from pulp_sync.messages import one_line, redact
@@ -47,9 +55,12 @@ __all__ = [
     "dispatch_sync",
     "wait_for",
     "run_sync_task",
+    "cancel_task",
+    "TaskCanceled",
     "reap_abandoned_tasks",
     "on_work_horse_killed",
     "on_job_failure",
+    "on_job_stopped",
     "TaskProgress",
     "redis_connection",
     "redis_location",
@@ -66,10 +77,14 @@ _PROGRESS_SECONDS = 0.25
 _POLL_SECONDS = 0.2
 _REAP_SECONDS = 2.0
 """How often `wait_for` checks that the task's process is still there."""
-_UNFINISHED = (TaskState.WAITING, TaskState.RUNNING)
+_UNFINISHED = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
 _ENDED_JOB = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
 
 log = logging.getLogger(__name__)
+
+
+class TaskCanceled(Exception):
+    """Raised inside a running task whose row says it is being canceled: the task stops there."""
 
 
 def redis_connection() -> Redis:
@@ -156,6 +171,21 @@ def run_sync_task(task_id: str, manifest_file: str | None = None) -> str:
         connections.close_all()
 
 
+def cancel_task(task_id: Any) -> Task:
+    """Cancel the task if it is unfinished (see the module's docstring); the task as it is now.
+
+    A waiting task is canceled; a running one is canceling until it stops; a finished one, or one
+    already canceling, is left as it is. Redis being unreachable does not stop a cancel: the task's
+    row decides, and a running sync reads it.
+    """
+    waiting = Task.objects.filter(pk=task_id, state=TaskState.WAITING)
+    if waiting.update(state=TaskState.CANCELED, finished=timezone.now()):
+        _redis_command(task_id, Job.cancel)  # a worker that took the job meanwhile finds the task canceled
+    elif Task.objects.filter(pk=task_id, state=TaskState.RUNNING).update(state=TaskState.CANCELING):
+        _redis_command(task_id, _stop_job)
+    return Task.objects.get(pk=task_id)
+
+
 def reap_abandoned_tasks(connection: Redis | None = None) -> list[str]:
     """Mark failed every unfinished task whose process is gone, and remove its workspace; their ids.
 
@@ -196,6 +226,15 @@ def on_job_failure(job: Job, connection: Redis, exc_type: type[BaseException] | 
     _end(job.id, TaskState.FAILED, error=redact(f"{name}: {one_line(exc)}"))
 
 
+def on_job_stopped(job: Job, connection: Redis) -> None:
+    """The job's RQ stopped callback: RQ killed the work horse on `cancel_task`'s stop-job command.
+
+    It runs in the forking worker's own process, after the horse is gone: the task is canceled and
+    the partial downloads in its workspace are removed.
+    """
+    _finish_cancel(job.id)
+
+
 class TaskProgress:
     """A ProgressSink that writes a task's progress to its row, at most every `interval` seconds."""
 
@@ -207,7 +246,7 @@ class TaskProgress:
         self._written = time.monotonic()
 
     def start(self, total_artifacts: int, total_bytes: int) -> None:
-        self._tasks.update(artifacts_total=total_artifacts, bytes_total=total_bytes, artifacts_done=0, bytes_done=0)
+        self._update(artifacts_total=total_artifacts, bytes_total=total_bytes, artifacts_done=0, bytes_done=0)
         self._written = time.monotonic()
 
     def advance(self, artifacts: int, bytes: int) -> None:
@@ -220,8 +259,13 @@ class TaskProgress:
         self._write()
 
     def _write(self) -> None:
-        self._tasks.update(artifacts_done=self._artifacts, bytes_done=self._bytes)
+        self._update(artifacts_done=self._artifacts, bytes_done=self._bytes)
         self._written = time.monotonic()
+
+    def _update(self, **fields: int) -> None:
+        """Write the progress unless the task is being canceled; then raise TaskCanceled to stop it."""
+        if not self._tasks.exclude(state=TaskState.CANCELING).update(**fields):
+            raise TaskCanceled("the task was canceled")
 
 
 class _ProgressFollower:
@@ -260,6 +304,7 @@ def _enqueue(task: Task, manifest_file: Path | None = None) -> None:
             result_ttl=_JOB_RECORD_SECONDS,
             failure_ttl=_JOB_RECORD_SECONDS,
             on_failure=Callback(on_job_failure),
+            on_stopped=Callback(on_job_stopped),
         )
     except RedisError as error:
         where = redis_location()
@@ -278,6 +323,9 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
     try:
         report = sync_repository(task.remote, task.repository, TaskProgress(task_id), _workspace_prefix(task_id),
                                  manifest_file)
+    except TaskCanceled:
+        _finish_cancel(task_id)
+        return TaskState.CANCELED
     except SyncError as error:
         failed = error.report.as_dict() if error.report else None
         _end(task_id, TaskState.FAILED, error=_message(error, task.remote), report=failed)
@@ -311,7 +359,7 @@ def _reap(task: Task, connection: Redis) -> bool:
 def _why_abandoned(task: Task, connection: Redis) -> str | None:
     """Why the unfinished task cannot finish any more (its process is gone), or None while it may."""
     if not task.job_id:
-        gone = task.state == TaskState.RUNNING and process_alive(task.worker) is False
+        gone = task.state != TaskState.WAITING and process_alive(task.worker) is False
         return f"the process running it ({task.worker}) is gone" if gone else None
     try:
         job = Job.fetch(task.job_id, connection=connection)
@@ -331,12 +379,43 @@ def _why_abandoned(task: Task, connection: Redis) -> str | None:
 
 
 def _abandon(task_id: Any, cause: str) -> bool:
-    """Fail the unfinished task because `cause`, and remove its workspace; whether it was unfinished."""
+    """End the unfinished task because `cause` (canceled if it was being canceled, else failed), and
+    remove its workspace; whether it was unfinished."""
+    if _finish_cancel(task_id):
+        return True
     if not _end(task_id, TaskState.FAILED, error=f"{cause}; the sync was abandoned: sync again to finish it"):
         return False
     artifact_store().remove_workspaces(_workspace_prefix(task_id))
     log.warning("Task %s failed: %s", task_id, cause)
     return True
+
+
+def _finish_cancel(task_id: Any) -> bool:
+    """Mark the canceling task canceled and remove its workspace; whether it was canceling."""
+    canceling = Task.objects.filter(pk=task_id, state=TaskState.CANCELING)
+    if not canceling.update(state=TaskState.CANCELED, finished=timezone.now()):
+        return False
+    artifact_store().remove_workspaces(_workspace_prefix(task_id))
+    log.info("Task %s canceled", task_id)
+    return True
+
+
+def _redis_command(task_id: Any, command: Callable[[Job], object]) -> None:
+    """Apply `command` to the task's RQ job, if it has one; a Redis failure is logged, not raised."""
+    job_id = Task.objects.values_list("job_id", flat=True).get(pk=task_id)
+    if not job_id:
+        return
+    try:
+        command(Job.fetch(job_id, connection=redis_connection()))
+    except (NoSuchJobError, InvalidJobOperation):
+        pass  # the job is gone or not on a worker: there is nothing to stop
+    except RedisError as error:
+        log.warning("Could not reach Redis at %s to cancel task %s: %s", redis_location(), task_id, one_line(error))
+
+
+def _stop_job(job: Job) -> None:
+    """Ask the worker running the job to stop it (RQ kills a forking worker's work horse)."""
+    send_stop_job_command(job.connection, job.id)
 
 
 def _workspace_prefix(task_id: Any) -> str:

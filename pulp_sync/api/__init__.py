@@ -1,4 +1,5 @@
-"""The REST API under /api/v3/, in Pulp's shape: Django REST framework, served by gunicorn.
+"""The REST API, served by gunicorn: Pulp 3's file-plugin dialect under /pulp/api/v3/ (pulp_sync/api/pulp/,
+what pulp-cli talks to), and the deprecated pulp-sync API under /api/v3/ (docs/api.md), described here:
 
     remotes/                                   CRUD; password, proxy_password, client_key write-only
     repositories/                              CRUD; POST repositories/<id>/sync/ {"remote": href or id}

@@ -42,6 +42,8 @@ def serve(bind: str, workers: int) -> None:
 
 
 def _announce(arbiter: Arbiter) -> None:
-    """One line on stdout with the API's URL, once gunicorn listens: for people and for scripts."""
+    """Lines on stdout with the APIs' URLs, once gunicorn listens: for people and for scripts. The
+    deprecated API's comes first, as it always has (scripts take the first `http://.../api/v3/`)."""
     for listener in arbiter.LISTENERS:
-        print(f"pulp-sync API at {listener}/api/v3/", flush=True)
+        print(f"pulp-sync API at {listener}/api/v3/ (deprecated)", flush=True)
+        print(f"Pulp 3 API at {listener}/pulp/api/v3/", flush=True)

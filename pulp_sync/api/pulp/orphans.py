@@ -1,0 +1,95 @@
+"""Orphan cleanup: delete the content no repository version holds, then the artifacts (rows and files)
+no content names, as Pulp's `orphans/cleanup/` does.
+
+It runs in the request that asks for it (database deletes and file unlinks: no downloads), recorded
+as a task named "orphan_cleanup" that is finished before the answer, which points to it as Pulp's
+does. A sync reuses the artifacts the database has; one planning while the cleanup deletes them
+would fail when it makes its version, so the cleanup refuses to run while a sync is unfinished.
+That check is in the cleanup's transaction: on sqlite no sync can be queued until it commits; on a
+server database one queued meanwhile may fail (and can be synced again), never corrupt anything.
+
+Rows go first, in one transaction; files after the commit, each only if no row names its digest by
+then (a sync may have fetched it again). A crash between the two leaves orphan files, which
+`pulp-sync verify --repair` removes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import ProtectedError, QuerySet
+from django.utils import timezone
+
+from pulp_sync.api.pulp.serializers import ORPHAN_CLEANUP
+from pulp_sync.bulk import batches
+from pulp_sync.messages import one_line
+from pulp_sync.models import Artifact, FileContent, Task, TaskState
+from pulp_sync.processes import this_process
+from pulp_sync.store import ArtifactStore, artifact_store
+
+__all__ = ["clean_up_orphans", "SyncsUnfinished"]
+
+_BATCH = 500
+"""Rows per delete (below every engine's limit on query parameters)."""
+_UNFINISHED = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
+
+
+class SyncsUnfinished(Exception):
+    """Syncs are waiting or running: the cleanup could delete what they are about to use."""
+
+
+def clean_up_orphans(content: list[int] | None = None) -> Task:
+    """Run an orphan cleanup as a task, here and now; the finished task (failed if it could not run).
+
+    `content`: only these content units (ids) and their artifacts, of those that are orphans.
+    """
+    task = Task.objects.create(
+        name=ORPHAN_CLEANUP, state=TaskState.RUNNING, started=timezone.now(), worker=this_process()
+    )
+    try:
+        counts = _delete_orphans(artifact_store(), content)
+    except (SyncsUnfinished, ProtectedError, OSError) as error:  # ProtectedError: a sync took one meanwhile
+        _finish(task, TaskState.FAILED, error=one_line(error))
+    except Exception as error:
+        _finish(task, TaskState.FAILED, error=f"{type(error).__name__}: {one_line(error)}")
+        raise
+    else:
+        _finish(task, TaskState.COMPLETED, report=counts)
+    return task
+
+
+def _delete_orphans(store: ArtifactStore, only: list[int] | None) -> dict[str, int]:
+    """Delete orphan content and artifacts (see the module's docstring), of `only` these content
+    units and their artifacts if given; how many of each."""
+    content, artifacts = FileContent.objects.all(), Artifact.objects.all()
+    if only is not None:
+        content = content.filter(pk__in=only)
+        artifacts = artifacts.filter(pk__in=list(content.values_list("artifact", flat=True)))
+    with transaction.atomic():
+        syncs = Task.objects.filter(name="sync", state__in=_UNFINISHED).count()
+        if syncs:
+            raise SyncsUnfinished(f"{syncs} sync task(s) waiting or running: clean up orphans once they finish")
+        content_removed = _delete(content.filter(memberships__isnull=True))
+        orphans = artifacts.filter(contents__isnull=True)
+        digests = list(orphans.values_list("sha256", flat=True))
+        artifacts_removed = _delete(orphans)
+    for batch in batches(digests, _BATCH):
+        for digest in set(batch) - set(Artifact.objects.filter(sha256__in=batch).values_list("sha256", flat=True)):
+            store.path_for(digest).unlink(missing_ok=True)
+    return {"content_removed": content_removed, "artifacts_removed": artifacts_removed}
+
+
+def _delete(orphans: QuerySet[Any]) -> int:
+    """Delete the orphans a batch of ids at a time, each batch still filtered as orphans; how many."""
+    removed = 0
+    for batch in batches(list(orphans.values_list("pk", flat=True)), _BATCH):
+        removed += orphans.filter(pk__in=batch).delete()[0]
+    return removed
+
+
+def _finish(task: Task, state: TaskState, **fields: Any) -> None:
+    """End the cleanup's task in `state`, with `fields` (its error, or its counts as the report)."""
+    for name, value in {"state": state, "finished": timezone.now(), **fields}.items():
+        setattr(task, name, value)
+    task.save()

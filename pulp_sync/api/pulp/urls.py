@@ -1,0 +1,42 @@
+"""Where the Pulp dialect's endpoints are: Pulp's paths under /pulp/api/v3/, and its OpenAPI document."""
+
+from __future__ import annotations
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularJSONAPIView
+from rest_framework.routers import SimpleRouter
+
+from pulp_sync.api.pulp import views
+from pulp_sync.api.pulp.schema import SCHEMA_SETTINGS, PulpSchemaGenerator
+
+__all__ = ["urlpatterns"]
+
+router = SimpleRouter()
+router.register("remotes/file/file", views.FileRemoteViewSet, basename="pulp-file-remote")
+router.register("repositories/file/file", views.FileRepositoryViewSet, basename="pulp-file-repository")
+router.register(
+    r"repositories/file/file/(?P<repository_pk>[0-9]+)/versions",
+    views.FileRepositoryVersionViewSet,
+    basename="pulp-file-version",
+)
+router.register("content/file/files", views.FileContentViewSet, basename="pulp-file-content")
+router.register("artifacts", views.ArtifactViewSet, basename="pulp-artifact")
+router.register("tasks", views.TaskViewSet, basename="pulp-task")
+
+endpoints = [
+    path("pulp/api/v3/", include(router.urls)),
+    path("pulp/api/v3/orphans/cleanup/", views.OrphansCleanupView.as_view(), name="pulp-orphans-cleanup"),
+    path("pulp/api/v3/status/", views.StatusView.as_view(), name="pulp-status"),
+]
+"""The endpoints the OpenAPI document describes."""
+
+urlpatterns = [
+    *endpoints,
+    path(
+        "pulp/api/v3/docs/api.json",
+        SpectacularJSONAPIView.as_view(
+            patterns=endpoints, generator_class=PulpSchemaGenerator, custom_settings=SCHEMA_SETTINGS
+        ),
+        name="pulp-schema",
+    ),
+]
