@@ -13,6 +13,7 @@ harness measures.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
@@ -39,7 +40,7 @@ Exit status:
   0  every counted run succeeded (or --allow-failures)
   1  a counted run failed, the remote could not be used, or another error stopped the experiment
   2  a usage error: a bad flag, spec, sample size or remote setting, or a plan above --max-bytes
-  130  interrupted; the runs made so far are saved (--resume continues)"""
+  130  interrupted (Ctrl-C or SIGTERM); the runs made so far are saved (--resume continues)"""
 """The exit codes of `bench run` and `bench sweep`, shown under their --help."""
 
 
@@ -319,6 +320,7 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     run_options = RunOptions(state_dir=options["state_dir"],
                              progress=progress_for(Console(stderr=True), quiet=options["quiet"]))
     click.echo(f"Results: {folder}", err=True)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         run_experiment(experiment, folder, run_options, previous, prepared)
     except KeyboardInterrupt:
@@ -329,6 +331,12 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     print_summary(_console(), rendered.results, rendered.analysis)
     click.echo(f"Report: {rendered.report}")
     return rendered
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM (systemd, a container, a CI's timeout) ends an experiment as Ctrl-C does: the servers it
+    started (fixture servers, pulpcore, pulp-sync's API) are stopped and the runs so far are kept."""
+    raise KeyboardInterrupt
 
 
 def _exit_for_failures(rendered: Rendered, allow_failures: bool) -> None:

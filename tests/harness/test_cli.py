@@ -3,11 +3,16 @@ folder left behind."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from harness.cli import bench_group
+from tests.harness.helpers import write_spec
 
 
 def _invoke(*args: str) -> tuple[int, str]:
@@ -52,3 +57,22 @@ def test_run_and_sweep_list_their_exit_codes() -> None:
         code, output = _invoke(command, "--help")
         assert code == 0 and "Exit status:" in output
         assert "1  a counted run failed" in output and "2  a usage error" in output
+
+
+def test_sigterm_stops_the_experiment_and_the_servers_it_started(tiny_tree: Path, tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, tiny_tree, 'runs = 50\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
+    bench = subprocess.Popen([sys.executable, "-m", "harness", "run", str(spec), "--out", str(tmp_path / "out"),
+                              "--state-dir", str(tmp_path / "state")], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "out" / "runs.csv").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    children = Path(f"/proc/{bench.pid}/task/{bench.pid}/children").read_text().split()
+    servers = [int(pid) for pid in children if b"fixtures" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert servers, "the fixture server runs while the experiment does"
+    bench.send_signal(signal.SIGTERM)
+    _, stderr = bench.communicate(timeout=60)
+    assert bench.returncode == 130 and "Interrupted. The runs made so far are saved" in stderr
+    for pid in servers:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], \
+            f"fixture server {pid} outlived the experiment"
