@@ -1,10 +1,11 @@
 """Runs of `kind = "pulp-api"` variants: a Pulp 3 server synced through its REST API (harness.pulpapi).
 
 The servers an experiment needs are up for the whole experiment: pulpcore is started once by the
-harness (harness.pulpcore) when a variant says `server = "pulpcore"`, any other server is the URL
-given. Each run resets through the API (timed as overhead, like `pulp-sync reset`), then times one
-sync task. When the server runs here, the CPU and peak RSS of its worker processes during the run
-are recorded as a RQ run's workers are (`worker_*`); a remote server's are unknown.
+harness (harness.pulpcore) when a variant says `server = "pulpcore"`, pulp-sync's API and a worker
+(harness.pulpserver) for `server = "pulp-sync"`, any other server is the URL given. Each run
+resets through the API (timed as overhead, like `pulp-sync reset`), then times one sync task. When
+the server runs here, the CPU and peak RSS of its worker processes during the run are recorded as
+a RQ run's workers are (`worker_*`); a remote server's are unknown.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from harness.child import HighWater, descendants
 from harness.pulpapi import PulpApi, PulpApiError, TaskOutcome, reset, sync_once
 from harness.records import RunRecord
 from harness.schedule import PlannedRun
-from harness.spec import PULPCORE, Experiment, Variant
+from harness.spec import PULPCORE, STARTED_SERVERS, Experiment, Variant
 
 __all__ = ["PulpTarget", "pulp_targets", "make_api_run"]
 
@@ -39,17 +40,31 @@ class PulpTarget:
 @contextmanager
 def pulp_targets(experiment: Experiment, state_dir: Path,
                  environ: Mapping[str, str]) -> Iterator[dict[str, PulpTarget]]:
-    """Each pulp-api variant's server, by variant name; pulpcore started once if any variant asks for it."""
+    """Each pulp-api variant's server, by variant name: pulpcore started once if a variant asks for it,
+    `pulp-sync api` and a worker once per database asked for, a URL as given."""
     variants = [variant for variant in experiment.variants if variant.is_pulp_api]
     with ExitStack() as stack:
-        started = None
-        if any(variant.server == PULPCORE for variant in variants):
-            from harness.pulpcore import running_pulpcore
+        started: dict[tuple[str, str | None], PulpTarget] = {}
+        for variant in variants:
+            key = (str(variant.server), variant.db)
+            if variant.server in STARTED_SERVERS and key not in started:
+                started[key] = _start(stack, variant, state_dir)
+        yield {variant.name: started.get((str(variant.server), variant.db)) or _given(variant, environ)
+               for variant in variants}
 
-            server = stack.enter_context(running_pulpcore(state_dir))
-            started = PulpTarget(server.api, server.worker_pids)
-        yield {variant.name: started if variant.server == PULPCORE else _given(variant, environ)
-               for variant in variants}  # type: ignore[misc]
+
+def _start(stack: ExitStack, variant: Variant, state_dir: Path) -> PulpTarget:
+    """Start the server `variant` names (pulpcore, or pulp-sync on its db) for as long as `stack` lasts."""
+    if variant.server == PULPCORE:
+        from harness.pulpcore import running_pulpcore
+
+        server = stack.enter_context(running_pulpcore(state_dir))
+        return PulpTarget(server.api, server.worker_pids)
+    from harness.pulpserver import running_pulp_sync
+
+    folder = state_dir / f"pulp-sync-server-{variant.db or 'sqlite'}".replace("/", "_").replace(":", "_")
+    api, pids = stack.enter_context(running_pulp_sync(folder, variant.db))
+    return PulpTarget(api, pids)
 
 
 def make_api_run(run: PlannedRun, target: PulpTarget, url: str, settings: Mapping[str, Any],

@@ -16,7 +16,7 @@ import dj_database_url
 
 from harness.errors import HarnessError
 
-__all__ = ["DatabaseError", "ALIASES", "database_url", "create_database", "drop_database"]
+__all__ = ["DatabaseError", "ALIASES", "database_url", "server_database_url", "create_database", "drop_database"]
 
 BENCH_DATABASE = "pulp_sync_bench"
 ALIASES: dict[str, str | None] = {
@@ -38,6 +38,16 @@ def database_url(db: str | None) -> str | None:
     if db is None:
         return None
     return ALIASES[db] if db in ALIASES else db
+
+
+def server_database_url(db: str | None) -> str | None:
+    """The DATABASE_URL of a pulp-sync server the harness runs for a pulp-api variant (harness.pulpserver):
+    for a short name, a database of its own (`pulp_sync_bench_server`), because the other variants'
+    runs reset `pulp_sync_bench` and would pull the tables from under the running server."""
+    url = database_url(db)
+    if url is None or db not in ALIASES:
+        return url
+    return url.replace(f"/{BENCH_DATABASE}", f"/{BENCH_DATABASE}_server")
 
 
 def create_database(url: str) -> None:

@@ -35,7 +35,8 @@ from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, remote_setting
 from harness.databases import ALIASES
 from harness.errors import HarnessError
 
-__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path",
+__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "PULPCORE",
+           "PULP_SYNC_SERVER", "STARTED_SERVERS",
            "REFERENCE_PREFIXES", "is_reference", "SWEEPABLE"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -43,6 +44,9 @@ SERVERS = ("builtin", "nginx")
 KINDS = ("pulp-sync", "command", "pulp-api")
 PULPCORE = "pulpcore"
 """A pulp-api variant's `server` that the harness starts itself (harness.pulpcore) rather than a URL."""
+PULP_SYNC_SERVER = "pulp-sync"
+"""A pulp-api variant's `server`: `pulp-sync api` and a worker, started by the harness (harness.pulpserver)."""
+STARTED_SERVERS = (PULPCORE, PULP_SYNC_SERVER)
 TASKING = ("inline", "rq")
 WORKERS = ("fork", "simple")
 SWEEPABLE = tuple(setting.name for setting in REMOTE_SETTINGS if setting.kind in (int, float))
@@ -275,13 +279,15 @@ def _check_pulp_api(variant: Variant, label: str) -> None:
     _check(not variant.downloader and variant.command is None,
            f"{label}: a pulp-api variant has no downloader or command (the server's own syncs are measured)")
     server = variant.server or ""
-    _check(server == PULPCORE or server.startswith(("http://", "https://")),
-           f"{label}: server {server!r}: \"{PULPCORE}\" (started by the harness) or the Pulp server's URL")
-    if server != PULPCORE:
+    _check(server in STARTED_SERVERS or server.startswith(("http://", "https://")),
+           f"{label}: server {server!r}: one of {', '.join(STARTED_SERVERS)} (started by the harness) or a Pulp "
+           "server's URL")
+    if server not in STARTED_SERVERS:
         _check(is_reference(variant.api_password),
                f"{label}: api_password for {server}: give it as \"env:VAR\" or \"file:PATH\", never in clear")
-    _check(variant.tasking == "inline" and variant.db is None,
-           f"{label}: tasking and db are the server's own business for a pulp-api variant")
+    _check(variant.tasking == "inline", f"{label}: tasking is the server's own business for a pulp-api variant")
+    _check(variant.db is None or server == PULP_SYNC_SERVER,
+           f"{label}: db is the server's own business, except for server = \"{PULP_SYNC_SERVER}\"")
 
 
 def _check_command(variant: Variant, label: str) -> None:

@@ -51,14 +51,16 @@ class WorkerUsage:
 
 
 class running_workers:  # noqa: N801 - a context manager named for how it reads: `with running_workers(...)`
-    """`count` workers of `worker_class` on QUEUE for the duration of a `with` block; `usage` after it.
+    """`count` workers of `worker_class` on `queue` (QUEUE) for the duration of a `with` block; `usage`
+    after it.
 
     `env` is the run's (harness.pulpcli.child_env), which names QUEUE for the sync child too."""
 
     def __init__(self, count: int, worker_class: str, env: Mapping[str, str],
-                 command: Sequence[str] = defaults.PULP_SYNC_COMMAND) -> None:
+                 command: Sequence[str] = defaults.PULP_SYNC_COMMAND, queue: str = QUEUE) -> None:
         self.count = count
-        self.arguments = [*command, "worker", "--worker-class", worker_class, "--queue", QUEUE]
+        self.queue = queue
+        self.arguments = [*command, "worker", "--worker-class", worker_class, "--queue", queue]
         self.env = dict(env)
         self.usage: WorkerUsage | None = None
         self._processes: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
@@ -84,6 +86,11 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
     def __exit__(self, *exc: object) -> None:
         self.usage = self._stop()
 
+    @property
+    def pids(self) -> tuple[int, ...]:
+        """The workers' process ids (their work horses are their children)."""
+        return tuple(process.pid for process, _ in self._processes)
+
     def _queue(self) -> Any:
         from redis import Redis
         from redis.exceptions import RedisError
@@ -95,14 +102,14 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
             redis.ping()
         except RedisError as error:
             raise WorkersFailed(f"Redis at {url}: {error}; is REDIS_URL right, and Redis up?") from error
-        return Queue(QUEUE, connection=redis)
+        return Queue(self.queue, connection=redis)
 
     def _empty_queue(self) -> None:
         """Drop jobs a failed run left behind: their tasks went with the reset."""
         self._queue().empty()
 
     def _wait_until_registered(self) -> None:
-        """Until Redis lists `count` workers on QUEUE; a worker that exits first is an error with its output."""
+        """Until Redis lists `count` workers on the queue; a worker that exits first is an error with its output."""
         from rq import Worker
 
         queue = self._queue()

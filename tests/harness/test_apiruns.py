@@ -47,14 +47,37 @@ def test_pulpcore_and_pulp_sync_side_by_side(tiny_tree: Path, tmp_path: Path) ->
     assert len([path for path in media.rglob("*") if path.is_file()]) == files, "only the last run's artifacts"
 
 
+@pytest.mark.slow
+def test_pulp_sync_as_a_pulp_server_through_the_same_driver(tiny_tree: Path, tmp_path: Path) -> None:
+    spec = write_spec(tmp_path, tiny_tree, """
+runs = 2
+warmup = 0
+
+[[variants]]
+name = "pulp-sync-api"
+kind = "pulp-api"
+server = "pulp-sync"
+download_concurrency = 5
+""")
+    run_bench("run", str(spec), "--out", str(tmp_path / "out"), "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    files = document["manifests"]["100"]["files"]
+    assert all(run["ok"] and run["content_units"] == files for run in document["runs"]), document["runs"]
+    assert all(0 < run["sync_seconds"] <= run["wall_seconds"] and run["worker_user_seconds"] > 0
+               for run in document["runs"])
+    store = tmp_path / "state" / "pulp-sync-server-sqlite" / "artifacts" / "artifact"
+    assert len([path for path in store.rglob("*") if path.is_file()]) == files, "the reset by API left one run's files"
+
+
 @pytest.mark.parametrize(
     ("variant", "message"),
     [
         ({"server": "https://pulp.example"}, "api_password for https://pulp.example: give it as"),
         ({"server": "https://pulp.example", "api_password": "hunter2"}, "never in clear"),
-        ({"server": "ftp://pulp.example"}, "started by the harness"),
+        ({"server": "ftp://pulp.example"}, "one of pulpcore, pulp-sync \\(started by the harness\\)"),
         ({"server": "pulpcore", "downloader": "asyncio"}, "has no downloader or command"),
-        ({"server": "pulpcore", "tasking": "rq"}, "tasking and db are the server's own business"),
+        ({"server": "pulpcore", "tasking": "rq"}, "tasking is the server's own business"),
+        ({"server": "pulpcore", "db": "postgresql"}, "db is the server's own business, except"),
     ],
 )
 def test_a_pulp_api_variant_is_checked(variant: dict[str, str], message: str) -> None:
