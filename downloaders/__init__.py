@@ -4,7 +4,7 @@ A plugin author can read this package alone. What this module exports is the plu
 kept stable for plugins (docs/plugins.md):
 
 - the contract: `Downloader`, `DownloadRequest`, `DownloadResult`, `DownloadFailure`, `Outcome`,
-  `DownloaderSettings`, the error types, and the entry-point group `ENTRY_POINT_GROUP`;
+  `DownloaderSettings` (with its `AddressPolicy`), the error types, and the entry-point group `ENTRY_POINT_GROUP`;
 - the helpers that make a downloader behave like the built-ins, so that a comparison measures the
   engine and nothing else: `BaseDownloader` with `Handoff` and `FetchCancelled` (a thread of its
   own and the bounded hand-off to the consumer), `BodyWriter` (stream to a temp file, verify size
@@ -15,8 +15,10 @@ kept stable for plugins (docs/plugins.md):
 Everything else (the engines' modules, `defaults`) is internal and may change.
 """
 
+from downloaders.addresses import AddressPolicy
 from downloaders.base import BaseDownloader, Downloader, FetchCancelled, Handoff, check_url
 from downloaders.errors import (
+    AddressRefused,
     BodyTooLarge,
     DigestMismatch,
     DownloadConnectionError,
@@ -38,6 +40,8 @@ from downloaders.tls import build_ssl_context
 from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult, Outcome
 
 __all__ = [
+    "AddressPolicy",
+    "AddressRefused",
     "BaseDownloader",
     "Downloader",
     "FetchCancelled",

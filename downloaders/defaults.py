@@ -34,3 +34,10 @@ CHUNK_SIZE: int = 256 * 1024
 
 QUEUE_SIZE_FACTOR: int = 2
 """Finished downloads waiting for the consumer, as a multiple of the concurrency."""
+
+DENIED_NETWORKS: tuple[str, ...] = ("169.254.0.0/16", "fe80::/10")
+"""Addresses no download connects to unless the operator allows them: IPv4 and IPv6 link-local, where
+cloud metadata services (169.254.169.254) hand out credentials to whoever asks from the machine."""
+
+MAX_REDIRECTS: int = 10
+"""Redirects one request follows before it fails."""

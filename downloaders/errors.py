@@ -2,6 +2,7 @@
 
     DownloadError                 every failure of one request; carries the URL
     ├── UnsupportedURL            not http or https: never fetched
+    ├── AddressRefused            a host or address the address policy refuses: never connected to
     ├── HttpStatusError           an answer that is not 2xx (retryable: 429 and 5xx)
     ├── DownloadTimeout           connect, read or total timeout (retryable)
     ├── DownloadConnectionError   refused, reset, closed early (retryable)
@@ -21,6 +22,7 @@ from __future__ import annotations
 __all__ = [
     "DownloadError",
     "UnsupportedURL",
+    "AddressRefused",
     "HttpStatusError",
     "DownloadTimeout",
     "DownloadConnectionError",
@@ -46,6 +48,11 @@ class DownloadError(Exception):
 
 class UnsupportedURL(DownloadError):
     """Only http and https are fetched: a manifest cannot make us read files or other schemes."""
+
+
+class AddressRefused(DownloadError):
+    """The URL's host, or an address it resolves to, is refused by the remote-address policy
+    (`downloaders.addresses`): no connection was made. Not retryable."""
 
 
 class HttpStatusError(DownloadError):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from downloaders import defaults
+from downloaders.addresses import AddressPolicy
 
 __all__ = ["DownloaderSettings", "RemoteSetting", "REMOTE_SETTINGS", "remote_setting", "parse_setting"]
 
@@ -61,6 +62,9 @@ class DownloaderSettings:
     client_cert: Path | None = field(default=None, metadata=_remote("PEM client certificate."))
     client_key: Path | None = field(default=None, repr=False, metadata=_remote(
         "PEM key of the client certificate.", True))
+    address_policy: AddressPolicy = field(default_factory=AddressPolicy)
+    """Which hosts and addresses may be connected to: set by the service running the downloads, never a
+    Remote's setting (a user who could widen it would defeat it); see downloaders/addresses.py."""
     chunk_size: int = defaults.CHUNK_SIZE
     backoff_base: float = defaults.BACKOFF_BASE
     backoff_max: float = defaults.BACKOFF_MAX
