@@ -15,6 +15,7 @@ import uuid
 from dataclasses import fields
 
 from django.core.exceptions import ValidationError
+from django.conf import settings
 from django.core.validators import URLValidator
 from django.db import models
 
@@ -72,9 +73,11 @@ class Remote(models.Model):
         return self.name
 
     def downloader_settings(self) -> DownloaderSettings:
-        """The settings this remote gives its downloader; raises ValueError on a bad value."""
+        """The settings this remote gives its downloader, under the service's remote-address policy;
+        raises ValueError on a bad value."""
         names = [f.attname for f in self._meta.concrete_fields if f.attname in _SETTING_NAMES]
-        return DownloaderSettings.from_mapping({n: getattr(self, n) for n in names if getattr(self, n) is not None})
+        values = {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+        return DownloaderSettings.from_mapping({**values, "address_policy": settings.PULP_SYNC_ADDRESS_POLICY})
 
     def clean(self) -> None:
         """Refuse a remote that could not sync: an unknown downloader or settings it would reject."""

@@ -12,6 +12,9 @@ CLI). Everything is read from the environment once, when Django starts:
   a sync downloads; a remote sending more fails the sync before it fills the disk or the memory.
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the Redis of the RQ task queue.
 - `PULP_SYNC_QUEUE` (default `pulp-sync`): the RQ queue that syncs are queued on and workers take from.
+- `PULP_SYNC_REMOTE_ALLOW` (default empty: any) and `PULP_SYNC_REMOTE_DENY` (default link-local,
+  `169.254.0.0/16,fe80::/10`): the remote-address policy every sync's downloads obey, as
+  comma-separated networks and host names (downloaders/addresses.py); an empty DENY denies nothing.
 - `PULP_SYNC_ALLOWED_HOSTS` (default `localhost,127.0.0.1,[::1]`): the host names the REST API
   answers to, comma-separated (Django's ALLOWED_HOSTS; `*` for any).
 """
@@ -24,11 +27,14 @@ from typing import Any
 
 import dj_database_url
 
+from downloaders import AddressPolicy
+
 __all__ = [
     "PULP_SYNC_HOME",
     "PULP_SYNC_ARTIFACTS",
     "PULP_SYNC_FSYNC",
     "PULP_SYNC_MAX_MANIFEST_BYTES",
+    "PULP_SYNC_ADDRESS_POLICY",
     "DATABASES",
     "INSTALLED_APPS",
     "SECRET_KEY",
@@ -50,6 +56,10 @@ PULP_SYNC_FSYNC = os.environ.get("PULP_SYNC_FSYNC", "") == "1"
 PULP_SYNC_MAX_MANIFEST_BYTES = int(os.environ.get("PULP_SYNC_MAX_MANIFEST_BYTES") or 64 * 1024 * 1024)
 if PULP_SYNC_MAX_MANIFEST_BYTES < 1:
     raise ValueError(f"PULP_SYNC_MAX_MANIFEST_BYTES must be a positive number of bytes: {PULP_SYNC_MAX_MANIFEST_BYTES}")
+PULP_SYNC_ADDRESS_POLICY = AddressPolicy.parse(
+    os.environ.get("PULP_SYNC_REMOTE_ALLOW"), os.environ.get("PULP_SYNC_REMOTE_DENY")
+)
+"""Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
 REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE") or "pulp-sync"
 
