@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from downloaders import available
-from pulp_sync import database
+from pulp_sync import database, defaults
 from pulp_sync.messages import one_line, redact
 from pulp_sync.progress import progress_for
 from pulp_sync.remote_options import refuse_password_in_url, remote_options, settings_from_options
@@ -256,10 +256,13 @@ def tasks(state: str | None, as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--bind", default="127.0.0.1:24817", show_default=True, help="host:port to listen on (Pulp's port by "
+@click.option("--bind", default=defaults.API_BIND, show_default=True, help="host:port to listen on (Pulp's port by "
               "default); port 0 picks one.")
-@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True, help="gunicorn worker processes.")
-def api(bind: str, workers: int) -> None:
+@click.option("--workers", type=click.IntRange(min=1), default=defaults.API_WORKERS, show_default=True,
+              help="gunicorn worker processes.")
+@click.option("--threads", type=click.IntRange(min=1), default=defaults.API_THREADS, show_default=True,
+              help="Request threads per worker.")
+def api(bind: str, workers: int, threads: int) -> None:
     """Serve the REST API with gunicorn: Pulp 3's under /pulp/api/v3/ (pulp-cli works with it), the deprecated
     pulp-sync one under /api/v3/. The syncs it starts run on `pulp-sync worker`."""
     _open_database()
@@ -268,7 +271,7 @@ def api(bind: str, workers: int) -> None:
     from pulp_sync.api.server import serve
 
     connections.close_all()  # gunicorn forks its workers: each must open its own connection
-    serve(bind, workers)
+    serve(bind, workers, threads)
 
 
 @cli.command()

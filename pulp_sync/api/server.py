@@ -1,4 +1,10 @@
-"""`pulp-sync api`: gunicorn serving pulp_sync.wsgi, configured through gunicorn's BaseApplication."""
+"""`pulp-sync api`: gunicorn serving pulp_sync.wsgi, configured through gunicorn's BaseApplication.
+
+The worker class is gthread (pulp_sync.defaults.API_THREADS threads a worker): gunicorn's default sync
+worker gives each connection a whole process until its request is read, so two clients that connect
+and send nothing held a two-worker API for the 30 s timeout. A production setup still belongs behind a
+reverse proxy (nginx) that buffers slow clients, as Pulp's own deployments are.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,8 @@ from typing import Any, Callable
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
+
+from pulp_sync import defaults
 
 __all__ = ["ApiServer", "serve"]
 
@@ -27,12 +35,16 @@ class ApiServer(BaseApplication):
         return application
 
 
-def serve(bind: str, workers: int) -> None:
+def serve(bind: str, workers: int, threads: int = defaults.API_THREADS) -> None:
     """Serve the API on `bind` (host:port; port 0 picks a free one) until SIGTERM or SIGINT."""
     ApiServer(
         {
             "bind": bind,
             "workers": workers,
+            "worker_class": "gthread",
+            "threads": threads,
+            "timeout": defaults.API_TIMEOUT,
+            "keepalive": defaults.API_KEEPALIVE,
             "proc_name": "pulp-sync-api",
             "when_ready": _announce,
             # gunicornc's socket is one path per user: two servers would fight over it, and we do not use it.

@@ -1,0 +1,23 @@
+"""Defaults of the service's processes that are not Django settings (those are in settings.py)."""
+
+from __future__ import annotations
+
+API_BIND: str = "127.0.0.1:24817"
+"""Where `pulp-sync api` listens: Pulp's own port, so pulp-cli's default configuration finds it."""
+
+API_WORKERS: int = 2
+"""gunicorn worker processes of `pulp-sync api`."""
+
+API_THREADS: int = 32
+"""Request threads per API worker (gunicorn's gthread worker). A connection that says nothing holds a
+thread for at most a few seconds (then gunicorn parks it in its poller), so it takes more silent clients
+than threads to slow the API, where with gunicorn's default sync worker one silent client held a whole
+worker for 30 s. Threads that wait cost a little memory each; for untrusted networks, put nginx in front.
+"""
+
+API_TIMEOUT: int = 30
+"""Seconds a request may run before gunicorn restarts its worker: the API never runs a sync itself, so
+a request that takes this long is stuck."""
+
+API_KEEPALIVE: int = 5
+"""Seconds an idle kept-alive (or newly opened) connection waits for its next request before it is closed."""
