@@ -5,7 +5,12 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-__all__ = ["one_line", "redact"]
+__all__ = ["one_line", "redact", "for_the_record", "MAX_RECORDED_CHARS"]
+
+MAX_RECORDED_CHARS = 1000
+"""The longest error a task keeps: enough for every message of ours with its URL, too short for a remote
+to use the task's error as a window onto what it answered (a service that is not HTTP quotes itself in
+the HTTP library's error: syncing from a Redis or an admin port must not read that port back)."""
 
 _URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]*@")
 
@@ -21,3 +26,10 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
         if secret:
             text = text.replace(secret, "***")
     return _URL_PASSWORD.sub(r"\1:***@", text)
+
+
+def for_the_record(text: str, limit: int = MAX_RECORDED_CHARS) -> str:
+    """`text` as an error that is stored and shown to API users: every character that does not print (raw
+    bytes of an answer, escape sequences) written as its escape, and cut to `limit` characters."""
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "…"

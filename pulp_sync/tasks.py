@@ -42,7 +42,7 @@ from rq.command import send_stop_job_command
 from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
 
-from pulp_sync.messages import one_line, redact
+from pulp_sync.messages import for_the_record, one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.processes import process_alive, this_process
 from pulp_sync.progress import ProgressSink
@@ -223,7 +223,7 @@ def on_job_failure(job: Job, connection: Redis, exc_type: type[BaseException] | 
             _abandon(job.id, "its worker stopped sending heartbeats")
         return
     name = exc_type.__name__ if exc_type is not None else "Error"
-    _end(job.id, TaskState.FAILED, error=redact(f"{name}: {one_line(exc)}"))
+    _end(job.id, TaskState.FAILED, error=for_the_record(redact(f"{name}: {one_line(exc)}")))
 
 
 def on_job_stopped(job: Job, connection: Redis) -> None:
@@ -345,9 +345,10 @@ def _end(task_id: Any, state: TaskState, **fields: Any) -> bool:
 
 
 def _message(error: BaseException, remote: Remote) -> str:
-    """The error in one line for people, the remote's passwords and any URL's password hidden."""
+    """The error in one line for people, the remote's passwords and any URL's password hidden, printable
+    and bounded (messages.for_the_record)."""
     text = one_line(error) if isinstance(error, SyncError) else f"{type(error).__name__}: {one_line(error)}"
-    return redact(text, (remote.password, remote.proxy_password))
+    return for_the_record(redact(text, (remote.password, remote.proxy_password)))
 
 
 def _reap(task: Task, connection: Redis) -> bool:
