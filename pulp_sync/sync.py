@@ -24,10 +24,18 @@ from django.conf import settings
 from django.db import transaction
 
 import downloaders
-from downloaders import BodyTooLarge, Downloader, DownloadFailure, DownloadRequest, DownloadResult, UnknownDownloader
+from downloaders import (
+    AddressRefused,
+    BodyTooLarge,
+    Downloader,
+    DownloadFailure,
+    DownloadRequest,
+    DownloadResult,
+    UnknownDownloader,
+)
 from pulp_sync.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.manifest import ManifestError, parse_manifest
-from pulp_sync.messages import one_line
+from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink
 from pulp_sync.store import ArtifactStore, artifact_store
@@ -192,10 +200,20 @@ def _directory_url(manifest_url: str) -> str:
 
 
 def _downloader(remote: Remote) -> tuple[Downloader, int]:
-    """The remote's downloader, built from its settings, and its concurrency."""
+    """The remote's downloader, built from its settings, and its concurrency.
+
+    The remote-address policy is checked here on the remote's URL, whose directory every file URL is
+    under, whatever the downloader: a plugin that does not yet check it (docs/plugins.md) still cannot
+    be pointed at a refused host; the engines check redirects and resolved addresses themselves.
+    """
     try:
         options = remote.downloader_settings()
+        options.address_policy.check_url(remote.url)
+        if remote.proxy_url:
+            options.address_policy.check_url(remote.proxy_url)
         return downloaders.load(remote.downloader)(options), options.download_concurrency
+    except AddressRefused as error:
+        raise SyncError(f"remote {remote.name!r} cannot sync: {error.message} ({redact(error.url)})", error) from error
     except (ValueError, UnknownDownloader) as error:
         raise SyncError(f"remote {remote.name!r} cannot sync: {error}", error) from error
 

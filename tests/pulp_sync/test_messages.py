@@ -60,3 +60,4 @@ def test_a_task_never_records_a_remotes_answer_raw_or_whole(db: Path, not_http: 
     assert task.state == TaskState.FAILED
     assert task.error.isprintable() and len(task.error) <= MAX_RECORDED_CHARS, task.error
     assert task.error.count("secret-of-the-port") <= MAX_RECORDED_CHARS // len("secret-of-the-port")
+

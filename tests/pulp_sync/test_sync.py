@@ -125,3 +125,10 @@ def test_a_bigger_manifest_downloads_only_what_is_new(db: Path, server: str, tre
     latest = repository.latest_version()
     assert latest is not None and version_content(latest) == manifest_of(tree, "good/PULP_MANIFEST")
     assert_store_is_sound()
+
+
+@pytest.mark.parametrize("url", ["http://169.254.169.254/latest/meta-data/PULP_MANIFEST", "http://[fe80::1]/PULP_MANIFEST"])
+def test_a_sync_from_a_link_local_address_is_refused_before_any_connection(db: Path, url: str) -> None:
+    remote = Remote.objects.create(name="metadata", url=url, downloader="asyncio", max_retries=0)
+    with pytest.raises(SyncError, match="cannot sync: not fetched: .* is denied by the remote-address policy"):
+        sync_repository(remote, Repository.objects.create(name="metadata"))
