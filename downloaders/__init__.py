@@ -10,7 +10,9 @@ kept stable for plugins (docs/plugins.md):
   own and the bounded hand-off to the consumer), `BodyWriter` (stream to a temp file, verify size
   and sha256, never leave a partial file), `RetryPolicy` with `DownloadJob` (a request's attempts
   so far, and the outcome to report), `RateLimiter`, `parse_retry_after`, `request_headers`,
-  `build_ssl_context` and `check_url`.
+  `build_ssl_context` (certificates and keys given as files or as PEM text, `is_pem`), `check_url`,
+  and `Redirects` with `redirect_location` (redirects followed hop by hop: each checked against the
+  address policy, credentials and configured headers kept to the remote's origin).
 
 Everything else (the engines' modules, `defaults`) is internal and may change.
 """
@@ -28,13 +30,15 @@ from downloaders.errors import (
     LocalStorageError,
     SizeMismatch,
     TLSVerificationError,
+    TLSConfigurationError,
     UnsupportedURL,
     VerificationError,
 )
 from downloaders.headers import request_headers
+from downloaders.redirects import Redirects, origin, redirect_location
 from downloaders.registry import ENTRY_POINT_GROUP, UnknownDownloader, available, load
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
-from downloaders.settings import DownloaderSettings
+from downloaders.settings import DownloaderSettings, is_pem
 from downloaders.streaming import BodyWriter
 from downloaders.tls import build_ssl_context
 from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult, Outcome
@@ -47,6 +51,7 @@ __all__ = [
     "FetchCancelled",
     "Handoff",
     "check_url",
+    "TLSConfigurationError",
     "BodyTooLarge",
     "DigestMismatch",
     "DownloadConnectionError",
@@ -59,6 +64,9 @@ __all__ = [
     "UnsupportedURL",
     "VerificationError",
     "request_headers",
+    "Redirects",
+    "origin",
+    "redirect_location",
     "ENTRY_POINT_GROUP",
     "UnknownDownloader",
     "available",
@@ -68,6 +76,7 @@ __all__ = [
     "RetryPolicy",
     "parse_retry_after",
     "DownloaderSettings",
+    "is_pem",
     "BodyWriter",
     "build_ssl_context",
     "DownloadFailure",

@@ -26,6 +26,9 @@ from downloaders.errors import AddressRefused
 
 __all__ = ["AddressPolicy"]
 
+_REMEMBERED = 4096
+"""Verdicts a policy keeps (a dict written from several threads: each write is atomic, a lost one harmless)."""
+
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -79,6 +82,9 @@ class AddressPolicy:
     deny: tuple[str, ...] = defaults.DENIED_NETWORKS
     _allowed: _Entries = field(init=False, repr=False, compare=False)
     _denied: _Entries = field(init=False, repr=False, compare=False)
+    _verdicts: dict[tuple[str, str | None], str | None] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "allow", tuple(self.allow))
@@ -96,17 +102,31 @@ class AddressPolicy:
         )
 
     def refusal(self, host: str, address: str | None = None) -> str | None:
+        """`_judge`'s verdict, remembered for the first _REMEMBERED (host, address) pairs: every file of a
+        manifest is on the same host, and judging one again costs more than its share of a small download."""
+        key = (host, address)
+        if key in self._verdicts:
+            return self._verdicts[key]
+        verdict = self._judge(host, address)
+        if len(self._verdicts) < _REMEMBERED:
+            self._verdicts[key] = verdict
+        return verdict
+
+    def _judge(self, host: str, address: str | None) -> str | None:
         """Why connecting to `host` (at `address`, when resolved) is refused, or None when it is allowed.
 
         `host` is a URL's host: a name, or an address (an IPv6 one with or without brackets). An IPv6
-        address that maps an IPv4 one (::ffff:169.254.169.254) is judged as that IPv4 address.
+        address that maps an IPv4 one (::ffff:169.254.169.254) is judged as that IPv4 address. A name
+        judged before it is resolved is not refused for being absent from an allow list that has
+        networks: the addresses it resolves to, checked when connecting, may be in them.
         """
         name = host.strip("[]").lower().rstrip(".")
         ip = _address(address) if address is not None else _address(name)
         shown = name if ip is None or str(ip) == name else f"{name} ({ip})"
         if self._denied.matches(name, ip):
             return f"{shown} is denied by the remote-address policy"
-        if self.allow and not self._allowed.matches(name, ip):
+        unresolved = ip is None and bool(self._allowed.networks)
+        if self.allow and not unresolved and not self._allowed.matches(name, ip):
             return f"{shown} is not in the remote-address policy's allow list"
         return None
 

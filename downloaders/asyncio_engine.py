@@ -1,31 +1,45 @@
-"""The asyncio engine: aiohttp, one session per fetch, a semaphore of `download_concurrency`."""
+"""The asyncio engine: aiohttp, one session per fetch, a semaphore of `download_concurrency`.
+
+Redirects are followed here (`downloaders.redirects`), not by aiohttp, and the session connects only
+to the addresses the remote-address policy allows (`_PolicyResolver`, `downloaders.connecting`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import socket
+import ssl
 import time
 from collections import deque
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Coroutine, Iterable
+from typing import Any, AsyncIterator, Coroutine, Iterable, Mapping
 from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import hdrs
+from aiohttp.abc import AbstractResolver, ResolveResult
 
-from downloaders.base import BaseDownloader, Handoff, check_url
+from downloaders.addresses import AddressPolicy
+from downloaders.base import BaseDownloader, Handoff
+from downloaders.connecting import ProxiedTargets, allowed_addresses
 from downloaders.errors import (
+    AddressRefused,
     DownloadConnectionError,
     DownloadError,
     DownloadTimeout,
     HttpStatusError,
     TLSVerificationError,
-    UnsupportedURL,
     VerificationError,
+    quoted,
 )
 from downloaders.headers import request_headers
+from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.offload import HashingThread
+from downloaders.settings import DownloaderSettings
 from downloaders.tls import build_ssl_context, trusts_system_defaults
 from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult, Outcome
 
@@ -43,6 +57,12 @@ class AsyncioDownloader(BaseDownloader):
 
     name = "asyncio"
 
+    def __init__(self, settings: DownloaderSettings) -> None:
+        super().__init__(settings)
+        # aiohttp's own default context is made at import; a bad certificate fails here, not in a fetch
+        self._ssl: ssl.SSLContext | bool = True if trusts_system_defaults(settings) else build_ssl_context(settings)
+        self._headers = {**request_headers(settings, self.name), **self._authorization()}
+
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
         asyncio.run(self._main(requests, temp_dir, handoff))
 
@@ -56,12 +76,12 @@ class AsyncioDownloader(BaseDownloader):
         downloads = _Downloads()
         hashing = HashingThread(asyncio.get_running_loop())
         try:
-            async with self._session() as session:
+            async with self._client() as client:
                 try:
                     for request in requests:
                         if len(downloads.pending) >= window:
                             await downloads.emit_ended(handoff)
-                        downloads.start(self._download(session, slots, policy, limiter, hashing, request, temp_dir))
+                        downloads.start(self._download(client, slots, policy, limiter, hashing, request, temp_dir))
                     while downloads.pending:
                         await downloads.emit_ended(handoff)
                 finally:
@@ -69,27 +89,33 @@ class AsyncioDownloader(BaseDownloader):
         finally:
             hashing.close()
 
-    def _session(self) -> aiohttp.ClientSession:
+    @asynccontextmanager
+    async def _client(self) -> AsyncIterator[_Client]:
+        """One fetch's session, resolving through the address policy; no default headers and no cookies
+        (a cookie set by one origin must not reach another): each hop's headers are its own."""
         settings = self.settings
-        ssl = True if trusts_system_defaults(settings) else build_ssl_context(settings)  # aiohttp's is made at import
-        connector = aiohttp.TCPConnector(limit=settings.download_concurrency, ssl=ssl)
         timeout = aiohttp.ClientTimeout(
             total=settings.total_timeout,
             connect=settings.connect_timeout,
             sock_connect=settings.sock_connect_timeout,
             sock_read=settings.sock_read_timeout,
         )
-        return aiohttp.ClientSession(
-            connector=connector,
-            timeout=timeout,
-            headers=request_headers(settings, self.name),
-            auto_decompress=False,
-            trust_env=False,
-        )
+        resolver = _PolicyResolver(settings.address_policy)  # a connector closes only a resolver it made
+        try:
+            async with aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=settings.download_concurrency, ssl=self._ssl, resolver=resolver),
+                timeout=timeout,
+                cookie_jar=aiohttp.DummyCookieJar(),
+                auto_decompress=False,
+                trust_env=False,
+            ) as session:
+                yield _Client(session, self._proxy_arguments(), ProxiedTargets(settings))
+        finally:
+            await resolver.close()
 
     async def _download(
         self,
-        session: aiohttp.ClientSession,
+        client: _Client,
         slots: asyncio.Semaphore,
         policy: RetryPolicy,
         limiter: RateLimiter,
@@ -101,11 +127,11 @@ class AsyncioDownloader(BaseDownloader):
         while True:
             attempts += 1
             try:
-                check_url(request.url)
+                chain = Redirects(request.url, self._headers, self.settings)
                 if delay := limiter.reserve():
                     await asyncio.sleep(delay)
                 async with slots:
-                    path, digest, size = await self._attempt(session, hashing, request, temp_dir)
+                    path, digest, size = await self._attempt(client, hashing, request, chain, temp_dir)
                 return DownloadResult(request, path, digest, size, started, time.monotonic(), attempts)
             except DownloadError as error:
                 mismatches += isinstance(error, VerificationError)
@@ -114,11 +140,11 @@ class AsyncioDownloader(BaseDownloader):
                 await asyncio.sleep(policy.delay(error, attempts))
 
     async def _attempt(
-        self, session: aiohttp.ClientSession, hashing: HashingThread, request: DownloadRequest, temp_dir: Path
+        self, client: _Client, hashing: HashingThread, request: DownloadRequest, chain: Redirects, temp_dir: Path
     ) -> _BODY:
         url = request.url
         try:
-            async with session.get(url, headers=self._authorization(url), **self._proxy_arguments()) as response:
+            async with await client.response(chain) as response:
                 if not 200 <= response.status < 300:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
                     raise HttpStatusError(url, response.status, response.reason or "", retry_after)
@@ -126,6 +152,8 @@ class AsyncioDownloader(BaseDownloader):
                     async for chunk in response.content.iter_chunked(self.settings.chunk_size):
                         await body.write(chunk)
                     return body.path, await body.finish(), body.size
+        except AddressRefused as error:  # a refusal when connecting names the host, not the URL
+            raise AddressRefused(url, error.message) from error
         except aiohttp.ClientConnectorCertificateError as error:
             raise TLSVerificationError(url, f"TLS certificate not trusted: {error.certificate_error}") from error
         except aiohttp.ClientSSLError as error:
@@ -133,25 +161,18 @@ class AsyncioDownloader(BaseDownloader):
         except asyncio.TimeoutError as error:
             raise DownloadTimeout(url, f"timed out: {error or 'no data within the timeout'}") from error
         except aiohttp.ClientPayloadError as error:
-            raise DownloadConnectionError(url, f"body ended early: {error}") from error
-        except aiohttp.TooManyRedirects as error:
-            raise DownloadError(url, "too many redirects") from error
-        except aiohttp.RedirectClientError as error:
-            raise UnsupportedURL(url, f"redirected to {error}: only http and https URLs are fetched") from error
+            raise DownloadConnectionError(url, f"body ended early: {quoted(error)}") from error
         except aiohttp.ClientResponseError as error:
-            raise DownloadConnectionError(url, f"malformed response: {error.message}") from error
+            raise DownloadConnectionError(url, f"malformed response: {quoted(error.message)}") from error
         except (aiohttp.ClientError, OSError) as error:
-            raise DownloadConnectionError(url, f"connection failed: {error or type(error).__name__}") from error
+            raise DownloadConnectionError(url, f"connection failed: {quoted(error) or type(error).__name__}") from error
 
-    def _authorization(self, url: str) -> dict[str, str] | None:
-        """The remote's basic auth as a request header, unless the URL carries credentials of its own.
-
-        Not as aiohttp's `auth`: aiohttp drops the header on a redirect to another origin, but
-        applies a session's auth again to wherever the redirect leads.
-        """
+    def _authorization(self) -> dict[str, str]:
+        """The remote's basic auth as a header of the first hop, which `Redirects` drops on a hop to
+        another origin; not as aiohttp's `auth`, which a session applies to every request."""
         settings = self.settings
-        if not settings.username or urlsplit(url).username is not None:
-            return None
+        if not settings.username:
+            return {}
         credentials = f"{settings.username}:{settings.password or ''}".encode()
         return {hdrs.AUTHORIZATION: "Basic " + base64.b64encode(credentials).decode("ascii")}
 
@@ -163,6 +184,57 @@ class AsyncioDownloader(BaseDownloader):
         if settings.proxy_username:
             auth = aiohttp.BasicAuth(settings.proxy_username, settings.proxy_password or "")
         return {"proxy": settings.proxy_url, "proxy_auth": auth}
+
+
+@dataclass(frozen=True)
+class _Client:
+    """What every request of one fetch shares."""
+
+    session: aiohttp.ClientSession
+    proxy: Mapping[str, object]
+    targets: ProxiedTargets
+
+    async def response(self, chain: Redirects) -> aiohttp.ClientResponse:
+        """The response at the end of the request's redirects, each hop checked before it is requested."""
+        while True:
+            await self.targets.check_async(chain.url)
+            headers = _hop_headers(chain)
+            response = await self.session.get(chain.url, headers=headers, allow_redirects=False, **self.proxy)
+            location = redirect_location(response.status, response.headers.get(hdrs.LOCATION))
+            if location is None:
+                return response
+            response.release()
+            chain.follow(location)
+
+
+def _hop_headers(chain: Redirects) -> dict[str, str]:
+    """The hop's headers, without the remote's basic auth when the hop's URL carries credentials of
+    its own: aiohttp sends those, and refuses a request with both."""
+    if urlsplit(chain.url).username is None:
+        return chain.headers
+    return {name: value for name, value in chain.headers.items() if name.lower() != "authorization"}
+
+
+class _PolicyResolver(AbstractResolver):
+    """aiohttp's default resolver, keeping only the addresses the remote-address policy allows.
+
+    aiohttp connects to a URL's literal address without asking a resolver: `Redirects` and
+    `ProxiedTargets` have refused those by then.
+    """
+
+    def __init__(self, policy: AddressPolicy) -> None:
+        self._policy = policy
+        self._resolver = aiohttp.DefaultResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        results = await self._resolver.resolve(host, port, family)
+        allowed = set(allowed_addresses(self._policy, host, port, [result["host"] for result in results]))
+        return [result for result in results if result["host"] in allowed]
+
+    async def close(self) -> None:
+        await self._resolver.close()
 
 
 class _Downloads:

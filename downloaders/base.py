@@ -27,8 +27,13 @@ ALLOWED_SCHEMES = frozenset({"http", "https"})
 
 
 def check_url(url: str) -> None:
-    """Refuse anything but an http(s) URL with a host, before any connection is made."""
-    parts = urlsplit(url)
+    """Refuse anything but an http(s) URL with a host, before any connection is made (a redirect's
+    Location is the server's text: `http://[oops/` must be a refusal, not an engine's crash)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError as error:
+        raise UnsupportedURL(url, f"not a URL we can fetch: {error}") from error
     if parts.scheme.lower() not in ALLOWED_SCHEMES or not parts.netloc:
         raise UnsupportedURL(url, f"only http and https URLs are fetched, not {parts.scheme or 'a bare path'!r}")
 
@@ -154,7 +159,10 @@ class BaseDownloader(abc.ABC):
     def fetch(self, requests: Iterable[DownloadRequest], temp_dir: Path) -> Generator[Outcome, None, None]:
         handoff = Handoff(maxsize=self.settings.download_concurrency * defaults.QUEUE_SIZE_FACTOR)
         worker = threading.Thread(
-            target=self._run_to_end, args=(requests, Path(temp_dir), handoff), name=f"{self.name}-downloader", daemon=True
+            target=self._run_to_end,
+            args=(requests, Path(temp_dir), handoff),
+            name=f"{self.name}-downloader",
+            daemon=True,
         )
         worker.start()
         try:

@@ -41,3 +41,7 @@ cloud metadata services (169.254.169.254) hand out credentials to whoever asks f
 
 MAX_REDIRECTS: int = 10
 """Redirects one request follows before it fails."""
+
+QUOTED_CHARS: int = 120
+"""The most characters of a library's error text an error of ours quotes: that text can hold what the
+server sent (a status line that is not HTTP), and a sync service shows errors to its users."""

@@ -13,13 +13,19 @@
         ├── SizeMismatch
         └── DigestMismatch
 
+    TLSConfigurationError         (a ValueError, not a download's failure) ca_cert, client_cert or
+                                  client_key cannot be loaded: refused when the downloader is made
+
 Each engine translates its own library's errors into these at one place, so the sync pipeline and
 the conformance tests see the same types from every downloader.
 """
 
 from __future__ import annotations
 
+from downloaders import defaults
+
 __all__ = [
+    "quoted",
     "DownloadError",
     "UnsupportedURL",
     "AddressRefused",
@@ -32,7 +38,16 @@ __all__ = [
     "VerificationError",
     "SizeMismatch",
     "DigestMismatch",
+    "TLSConfigurationError",
 ]
+
+
+def quoted(text: object) -> str:
+    """A library's error text as an error of ours may quote it: characters that do not print escaped,
+    at most `defaults.QUOTED_CHARS` of them. The text may carry what the server answered (aiohttp puts
+    a bad status line in its error), and that must not reach a sync's users raw or whole."""
+    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    return shown if len(shown) <= defaults.QUOTED_CHARS else shown[: defaults.QUOTED_CHARS - 3] + "..."
 
 
 class DownloadError(Exception):
@@ -124,3 +139,10 @@ class DigestMismatch(VerificationError):
         super().__init__(url, f"sha256 mismatch: expected {expected}, got {actual}")
         self.expected = expected
         self.actual = actual
+
+
+class TLSConfigurationError(ValueError):
+    """`ca_cert`, `client_cert` or `client_key` cannot be loaded (not PEM, a key that does not match its
+    certificate, a missing file). A ValueError, as every bad setting is: the downloader refuses it when
+    it is made, before any fetch. The message names the setting and the reason, never the PEM text
+    (a key is a secret)."""

@@ -7,30 +7,44 @@ per thread would keep a separate pool, and separate TLS handshakes, per thread.)
 
 Each pool task is a single attempt. Retries are scheduled by the engine thread after their backoff,
 so a thread never sleeps holding a concurrency slot.
+
+Redirects are followed here (`downloaders.redirects`), not by urllib3, and the pools' connections
+connect only to the addresses the remote-address policy allows (`_CheckedHTTPConnection`); through a
+proxy, the targets the proxy will connect to are checked too (`_CheckedProxyManager`).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import socket
+import ssl
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from threading import Event
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (
+    ConnectTimeoutError,
     HTTPError,
     LocationValueError,
     MaxRetryError,
-    ResponseError,
+    NameResolutionError,
+    NewConnectionError,
     SSLError,
     TimeoutError as Urllib3Timeout,
 )
+from urllib3.util.connection import allowed_gai_family, create_connection
 
-from downloaders.base import BaseDownloader, FetchCancelled, Handoff, check_url
+from downloaders.addresses import AddressPolicy
+from downloaders.base import BaseDownloader, FetchCancelled, Handoff
+from downloaders.connecting import ProxiedTargets, allowed_addresses
 from downloaders.errors import (
+    AddressRefused,
     DownloadConnectionError,
     DownloadError,
     DownloadTimeout,
@@ -38,8 +52,10 @@ from downloaders.errors import (
     TLSVerificationError,
     UnsupportedURL,
     VerificationError,
+    quoted,
 )
 from downloaders.headers import request_headers
+from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.settings import DownloaderSettings
 from downloaders.streaming import BodyWriter
@@ -48,7 +64,8 @@ from downloaders.types import DownloadRequest
 
 __all__ = ["FuturesDownloader"]
 
-_NO_RETRIES = urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=10, raise_on_status=False)
+_NO_RETRIES = urllib3.Retry(total=None, connect=0, read=0, status=0, other=0, redirect=0, raise_on_status=False)
+"""Retries and redirects are the engine's (RetryPolicy, Redirects), never urllib3's."""
 
 
 class FuturesDownloader(BaseDownloader):
@@ -56,8 +73,12 @@ class FuturesDownloader(BaseDownloader):
 
     name = "futures"
 
+    def __init__(self, settings: DownloaderSettings) -> None:
+        super().__init__(settings)
+        self._ssl = build_ssl_context(settings)  # a bad certificate fails here, not in a fetch
+
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
-        pool = _pool_manager(self.settings, self.name)
+        pool = _pool_manager(self.settings, self.name, self._ssl)
         limiter = RateLimiter(self.settings.rate_limit)
         concurrency = self.settings.download_concurrency
         try:
@@ -123,13 +144,15 @@ class FuturesDownloader(BaseDownloader):
         cancelled: Event,
     ) -> tuple[Path, str, int]:
         url = request.url
-        check_url(url)
+        chain = Redirects(url, pool.headers, self.settings)
         time.sleep(limiter.reserve())
         deadline = None if self.settings.total_timeout is None else time.monotonic() + self.settings.total_timeout
         try:
-            response = pool.request("GET", url, preload_content=False, decode_content=False, retries=_NO_RETRIES)
+            response = _response(pool, chain)
         except (MaxRetryError, HTTPError) as error:
             raise _translate(url, error) from error
+        except AddressRefused as error:  # a refusal when connecting names the host, not the URL
+            raise AddressRefused(url, error.message) from error
         try:
             if not 200 <= response.status < 300:
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
@@ -153,8 +176,31 @@ class FuturesDownloader(BaseDownloader):
         return result
 
 
-def _pool_manager(settings: DownloaderSettings, engine: str) -> urllib3.PoolManager:
-    """One thread-safe pool per fetch, `download_concurrency` keep-alive connections per host."""
+def _response(pool: urllib3.PoolManager, chain: Redirects) -> urllib3.BaseHTTPResponse:
+    """The response at the end of the request's redirects, each hop checked before it is requested."""
+    while True:
+        response = pool.request(
+            "GET",
+            chain.url,
+            headers=chain.headers,
+            preload_content=False,
+            decode_content=False,
+            retries=_NO_RETRIES,
+            redirect=False,
+        )
+        location = redirect_location(response.status, response.headers.get("Location"))
+        if location is None:
+            return response
+        response.close()  # not drained: a redirect's body may never end
+        response.release_conn()
+        chain.follow(location)
+
+
+def _pool_manager(settings: DownloaderSettings, engine: str, ssl_context: ssl.SSLContext) -> urllib3.PoolManager:
+    """One thread-safe pool per fetch, `download_concurrency` keep-alive connections per host.
+
+    Its `headers` are a first hop's, which `Redirects` starts from; each request passes its hop's own.
+    """
     timeout = urllib3.Timeout(connect=settings.shortest_connect_timeout, read=settings.sock_read_timeout)
     headers = request_headers(settings, engine)
     if settings.username:
@@ -164,8 +210,9 @@ def _pool_manager(settings: DownloaderSettings, engine: str) -> urllib3.PoolMana
         "maxsize": settings.download_concurrency,
         "headers": headers,
         "timeout": timeout,
-        "ssl_context": build_ssl_context(settings),
+        "ssl_context": ssl_context,
         "cert_reqs": "CERT_REQUIRED" if settings.tls_validation else "CERT_NONE",
+        "address_policy": settings.address_policy,
     }
     if settings.proxy_url:
         proxy_headers = None
@@ -173,8 +220,85 @@ def _pool_manager(settings: DownloaderSettings, engine: str) -> urllib3.PoolMana
             proxy_headers = urllib3.make_headers(
                 proxy_basic_auth=f"{settings.proxy_username}:{settings.proxy_password or ''}"
             )
-        return urllib3.ProxyManager(settings.proxy_url, proxy_headers=proxy_headers, **common)
-    return urllib3.PoolManager(**common)
+        targets = ProxiedTargets(settings)
+        return _CheckedProxyManager(settings.proxy_url, proxy_headers=proxy_headers, targets=targets, **common)
+    return _CheckedPoolManager(**common)
+
+
+class _CheckedHTTPConnection(HTTPConnection):
+    """urllib3's connection, connecting only to the addresses of its host (the proxy, through one) that the
+    remote-address policy allows. TLS is untouched: SNI and the certificate's check use the host's name."""
+
+    def __init__(self, *args: Any, address_policy: AddressPolicy, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._address_policy = address_policy
+
+    def _new_conn(self) -> socket.socket:
+        """urllib3's, with the lookup done here so that every address is checked before it is connected to;
+        AddressRefused (not an OSError, so urllib3 passes it on untouched) when none is allowed."""
+        try:
+            return self._connect_to_an_allowed_address()
+        except socket.gaierror as error:
+            raise NameResolutionError(self.host, self, error) from error
+        except TimeoutError as error:
+            message = f"Connection to {self.host} timed out. (connect timeout={self.timeout})"
+            raise ConnectTimeoutError(self, message) from error
+        except OSError as error:
+            raise NewConnectionError(self, f"Failed to establish a new connection: {error}") from error
+
+    def _connect_to_an_allowed_address(self) -> socket.socket:
+        name = self._dns_host.strip("[]")
+        infos = socket.getaddrinfo(name, self.port, allowed_gai_family(), socket.SOCK_STREAM)
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        failure = OSError(f"{name} resolved to no address")
+        for address in allowed_addresses(self._address_policy, self.host, self.port, addresses):
+            try:
+                return create_connection(
+                    (address, self.port), self.timeout, self.source_address, self.socket_options
+                )
+            except OSError as error:
+                failure = error
+        raise failure
+
+
+class _CheckedHTTPSConnection(_CheckedHTTPConnection, HTTPSConnection):
+    """The HTTPS one, likewise."""
+
+
+class _CheckedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _CheckedHTTPConnection
+
+
+class _CheckedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _CheckedHTTPSConnection
+
+
+class _CheckedPoolManager(urllib3.PoolManager):
+    """A PoolManager whose pools' connections check their addresses (`address_policy` goes to each one)."""
+
+    def __init__(self, *args: Any, address_policy: AddressPolicy, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pool_classes_by_scheme = {"http": _CheckedHTTPPool, "https": _CheckedHTTPSPool}
+        self._address_policy = address_policy
+
+    def _new_pool(
+        self, scheme: str, host: str, port: int, request_context: dict[str, Any] | None = None
+    ) -> HTTPConnectionPool:
+        context = dict(self.connection_pool_kw if request_context is None else request_context)
+        return super()._new_pool(scheme, host, port, {**context, "address_policy": self._address_policy})
+
+
+class _CheckedProxyManager(_CheckedPoolManager, urllib3.ProxyManager):
+    """The ProxyManager likewise for the connections to the proxy; and since the proxy connects to the
+    targets, each URL is refused before its request when `ProxiedTargets` refuses it."""
+
+    def __init__(self, *args: Any, targets: ProxiedTargets, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._targets = targets
+
+    def urlopen(self, method: str, url: str, redirect: bool = True, **kw: Any) -> urllib3.BaseHTTPResponse:
+        self._targets.check(url)
+        return super().urlopen(method, url, redirect, **kw)
 
 
 def _next_job(
@@ -207,16 +331,14 @@ def _abandon(in_flight: dict[Future[tuple[Path, str, int]], DownloadJob]) -> Non
 
 def _translate(url: str, error: BaseException) -> DownloadError:
     """urllib3's errors as ours, at one place."""
-    if isinstance(error, MaxRetryError):
-        if error.reason is None or isinstance(error.reason, ResponseError):
-            return DownloadError(url, "too many redirects")
+    if isinstance(error, MaxRetryError) and error.reason is not None:
         return _translate(url, error.reason)
     if isinstance(error, SSLError):
         if "CERTIFICATE_VERIFY_FAILED" in str(error) or "certificate verify failed" in str(error):
             return TLSVerificationError(url, f"TLS certificate not trusted: {error}")
         return TLSVerificationError(url, f"TLS error: {error}")
-    if isinstance(error, Urllib3Timeout):
+    if isinstance(error, Urllib3Timeout) and not isinstance(error, NewConnectionError):  # urllib3 2 made it one
         return DownloadTimeout(url, f"timed out: {error}")
     if isinstance(error, LocationValueError):
         return UnsupportedURL(url, f"not a URL we can fetch: {error}")
-    return DownloadConnectionError(url, f"connection failed: {error}")
+    return DownloadConnectionError(url, f"connection failed: {quoted(error)}")

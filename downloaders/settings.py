@@ -18,7 +18,16 @@ from typing import Any, Mapping
 from downloaders import defaults
 from downloaders.addresses import AddressPolicy
 
-__all__ = ["DownloaderSettings", "RemoteSetting", "REMOTE_SETTINGS", "remote_setting", "parse_setting"]
+__all__ = ["DownloaderSettings", "RemoteSetting", "REMOTE_SETTINGS", "remote_setting", "parse_setting", "is_pem"]
+
+
+def is_pem(value: object) -> bool:
+    """Whether a `ca_cert`, `client_cert` or `client_key` value is PEM text rather than a file's path.
+
+    Pulp stores certificates and keys as text; the command line and older plugins give files. PEM
+    text starts (after whitespace) with `-----BEGIN`, which no sensible path does.
+    """
+    return isinstance(value, str) and value.lstrip().startswith("-----BEGIN")
 
 
 def _check_timeout(name: str, value: float | None) -> None:
@@ -58,10 +67,12 @@ class DownloaderSettings:
     proxy_username: str | None = field(default=None, metadata=_remote("User name for the proxy."))
     proxy_password: str | None = field(default=None, repr=False, metadata=_remote("Password for the proxy.", True))
     tls_validation: bool = field(default=True, metadata=_remote("Verify the server's TLS certificate."))
-    ca_cert: Path | None = field(default=None, metadata=_remote("PEM CA bundle to verify the server with."))
-    client_cert: Path | None = field(default=None, metadata=_remote("PEM client certificate."))
-    client_key: Path | None = field(default=None, repr=False, metadata=_remote(
-        "PEM key of the client certificate.", True))
+    ca_cert: Path | str | None = field(default=None, metadata=_remote(
+        "PEM CA bundle to verify the server with (a file, or the PEM text itself)."))
+    client_cert: Path | str | None = field(default=None, metadata=_remote(
+        "PEM client certificate (a file, or the PEM text itself)."))
+    client_key: Path | str | None = field(default=None, repr=False, metadata=_remote(
+        "PEM key of the client certificate (a file, or the PEM text itself).", True))
     address_policy: AddressPolicy = field(default_factory=AddressPolicy)
     """Which hosts and addresses may be connected to: set by the service running the downloads, never a
     Remote's setting (a user who could widen it would defeat it); see downloaders/addresses.py."""
@@ -102,9 +113,9 @@ class DownloaderSettings:
         if unknown:
             raise ValueError(f"unknown downloader setting(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         given = {k: v for k, v in values.items() if v is not None}
-        for path_field in ("ca_cert", "client_cert", "client_key"):
-            if path_field in given:
-                given[path_field] = Path(given[path_field])
+        for tls_field in ("ca_cert", "client_cert", "client_key"):
+            if tls_field in given and not is_pem(given[tls_field]):
+                given[tls_field] = Path(given[tls_field])
         return cls(**given)
 
 
@@ -128,7 +139,8 @@ class RemoteSetting:
 
 
 def _kind_of(hint: Any) -> type:
-    """int, float, bool, str, Path or dict from a field's annotation (`float | None` -> float)."""
+    """int, float, bool, str, Path or dict from a field's annotation (`float | None` -> float), the first
+    of several (`Path | str | None` -> Path: a command line or a TOML table names a certificate's file)."""
     arguments = [argument for argument in typing.get_args(hint) if argument is not type(None)]
     if type(None) in typing.get_args(hint):
         hint = arguments[0]
