@@ -5,7 +5,9 @@
 
 An Artifact is one verified file in the store, keyed by sha256 and shared by every repository; a
 FileContent is a relative path naming an artifact; a RepositoryVersion is an immutable set of
-FileContents. Only portable ORM features are used, so sqlite, PostgreSQL and MariaDB all fit.
+FileContents. A UserRole gives an API user a role on a remote or repository (its creator is its
+owner); a Task records who dispatched it. Only portable ORM features are used, so sqlite, PostgreSQL
+and MariaDB all fit.
 """
 
 from __future__ import annotations
@@ -13,16 +15,22 @@ from __future__ import annotations
 import hashlib
 import uuid
 from dataclasses import fields
+from urllib.parse import urlsplit
 
-from django.core.exceptions import ValidationError
 from django.conf import settings
+from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import models
+from django.utils.deconstruct import deconstructible
 
 import downloaders
 from downloaders import DownloaderSettings, UnknownDownloader
 
 __all__ = [
+    "NoCredentialsInUrl",
+    "UserRole",
     "Remote",
     "Repository",
     "RepositoryVersion",
@@ -34,19 +42,71 @@ __all__ = [
 ]
 
 _SETTING_NAMES = frozenset(f.name for f in fields(DownloaderSettings))
+ORIGIN_CREDENTIALS = ("username", "password", "headers", "client_cert", "client_key")
+"""What a remote sends to its URL's origin only (see Remote.moved_to)."""
+
+
+@deconstructible
+class NoCredentialsInUrl:
+    """Refuses a URL with user info (`user:password@` or `user@`): a remote's URL is shown to whoever
+    may read the remote, its credentials go in fields that are never shown (`fields`)."""
+
+    def __init__(self, fields: str) -> None:
+        self.fields = fields
+
+    def __call__(self, url: str | None) -> None:
+        try:
+            netloc = urlsplit(url or "").netloc
+        except ValueError:  # not a URL at all: the URL validator says so
+            return
+        if "@" in netloc:
+            raise ValidationError(
+                f"credentials do not go in the URL (user:password@ or user@): give them in {self.fields}",
+                code="credentials_in_url",
+            )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, NoCredentialsInUrl) and other.fields == self.fields
+
+
+class UserRole(models.Model):
+    """A user's role on one remote or repository, by Pulp's names (`file.fileremote_owner`, ...).
+
+    The creator of a remote or repository is given its owner role, as in Pulp; what each role
+    allows is in pulp_sync/api/access.py. An object no one has a role on (made by the command line)
+    is for admins only. Generic (content type and id), so that one table serves every kind of object.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="object_roles")
+    role = models.CharField(max_length=128, help_text='Pulp\'s name of the role, e.g. "file.fileremote_owner".')
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, related_name="+")
+    object_id = models.PositiveBigIntegerField()
+    content_object = GenericForeignKey("content_type", "object_id")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["content_type", "object_id", "user", "role"], name="unique_user_role")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.role} of {self.user} on {self.content_type.model} {self.object_id}"
 
 
 class Remote(models.Model):
     """Where a repository is synced from, and how: the downloader and its settings.
 
     The settings fields are named exactly like `DownloaderSettings` (and pulpcore's Remote); a null
-    field means "the downloader's default".
+    field means "the downloader's default". No URL holds credentials (`NoCredentialsInUrl`); the
+    certificates and key are PEM text (the API takes nothing else).
     """
 
     name = models.CharField(max_length=255, unique=True)
     url = models.URLField(
         max_length=2048,
-        validators=[URLValidator(schemes=["http", "https"], message="Enter an http or https URL.")],
+        validators=[
+            URLValidator(schemes=["http", "https"], message="Enter an http or https URL."),
+            NoCredentialsInUrl("username and password"),
+        ],
         help_text="The PULP_MANIFEST URL (http or https); files are fetched relative to it.",
     )
     downloader = models.CharField(max_length=64, default="asyncio")
@@ -60,17 +120,29 @@ class Remote(models.Model):
     headers = models.JSONField(null=True, blank=True)
     username = models.TextField(null=True, blank=True)
     password = models.TextField(null=True, blank=True)
-    proxy_url = models.TextField(null=True, blank=True)
+    proxy_url = models.TextField(
+        null=True, blank=True, validators=[NoCredentialsInUrl("proxy_username and proxy_password")]
+    )
     proxy_username = models.TextField(null=True, blank=True)
     proxy_password = models.TextField(null=True, blank=True)
     tls_validation = models.BooleanField(default=True)
-    ca_cert = models.TextField(null=True, blank=True, help_text="Path of a PEM CA bundle.")
-    client_cert = models.TextField(null=True, blank=True, help_text="Path of a PEM client certificate.")
-    client_key = models.TextField(null=True, blank=True, help_text="Path of the client certificate's PEM key.")
+    ca_cert = models.TextField(null=True, blank=True, help_text="PEM text of the CA certificates to trust.")
+    client_cert = models.TextField(null=True, blank=True, help_text="PEM text of the client certificate.")
+    client_key = models.TextField(null=True, blank=True, help_text="PEM text of the client certificate's key.")
     created = models.DateTimeField(auto_now_add=True)
+    roles = GenericRelation(UserRole)  # deleted with the remote
 
     def __str__(self) -> str:
         return self.name
+
+    def moved_to(self, url: str) -> dict[str, None]:
+        """What a change of this saved remote's URL to `url` clears: its ORIGIN_CREDENTIALS when `url` is
+        of another origin (scheme, host or port), so that whoever may change the URL cannot send the
+        stored password to a host of their own; nothing for the same origin or a new remote. The API and
+        the command line apply it alike, and give the credentials again in the same change to keep them."""
+        if self.pk is None or downloaders.origin(url) == downloaders.origin(self.url):
+            return {}
+        return dict.fromkeys(ORIGIN_CREDENTIALS)
 
     def downloader_settings(self) -> DownloaderSettings:
         """The settings this remote gives its downloader, under the service's remote-address policy;
@@ -97,6 +169,7 @@ class Repository(models.Model):
     name = models.CharField(max_length=255, unique=True)
     created = models.DateTimeField(auto_now_add=True)
     remote = models.ForeignKey(Remote, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    roles = GenericRelation(UserRole)  # deleted with the repository
 
     class Meta:
         verbose_name_plural = "repositories"
@@ -215,6 +288,13 @@ class Task(models.Model):
     bytes_done = models.PositiveBigIntegerField(default=0)
     report = models.JSONField(null=True)
     job_id = models.CharField(max_length=64, blank=True, default="", help_text="The RQ job's id; empty inline.")
+    dispatched_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The API user who started it; none from the command line.",
+    )
 
     def __str__(self) -> str:
         return f"{self.name} task {self.pk} ({self.state})"

@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any, Callable
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import connections, transaction
 from django.utils import timezone
 from redis import Redis
@@ -98,9 +99,16 @@ def redis_location() -> str:
 
 
 def dispatch_sync(
-    repository: Repository, remote: Remote, *, tasking: str = "inline", manifest_file: Path | None = None
+    repository: Repository,
+    remote: Remote,
+    *,
+    tasking: str = "inline",
+    manifest_file: Path | None = None,
+    dispatched_by: AbstractBaseUser | None = None,
 ) -> Task:
     """Sync `repository` from `remote` as a task, and return the task.
+
+    `dispatched_by`: the API user who asked for it (who may see and cancel it); None from the CLI.
 
     `manifest_file`: read the manifest's lines from this local file (see sync_repository); an RQ
     worker must be able to read it at that path.
@@ -114,7 +122,9 @@ def dispatch_sync(
         raise ValueError(f"tasking must be one of {', '.join(TASKING)}, not {tasking!r}")
     task_id = uuid.uuid4()
     job_id = str(task_id) if tasking == "rq" else ""
-    task = Task.objects.create(id=task_id, name="sync", repository=repository, remote=remote, job_id=job_id)
+    task = Task.objects.create(
+        id=task_id, name="sync", repository=repository, remote=remote, job_id=job_id, dispatched_by=dispatched_by
+    )
     if tasking == "inline":
         _run(task.pk, worker=this_process(), manifest_file=manifest_file)
     else:

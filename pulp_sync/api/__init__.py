@@ -5,9 +5,10 @@ what pulp-cli talks to), and the deprecated pulp-sync API under /api/v3/ (docs/a
     repositories/                              CRUD; POST repositories/<id>/sync/ {"remote": href or id}
     repositories/<id>/versions/<number>/content/
     tasks/<uuid>/                              poll a sync: state, timestamps, progress, error
-    artifacts/                                 read-only
+    artifacts/                                 read-only, for admins
     docs/api.json                              the OpenAPI schema (the only endpoint open to anyone)
 
-Every other endpoint needs a user (basic or token auth, `pulp-sync createuser`). Hrefs are paths
+Every other endpoint needs a user (basic or token auth, `pulp-sync createuser`), who sees and changes
+only what pulp_sync/api/access.py lets them (in both APIs). Hrefs are paths
 (`/api/v3/remotes/1/`), as Pulp gives them.
 """

@@ -1,4 +1,7 @@
-"""API users: Django's own users, with a password (basic auth) and/or a token (DRF's token auth)."""
+"""API users: Django's own users, with a password (basic auth) and/or a token (DRF's token auth).
+
+An admin (Django's superuser and staff flags, both set) sees and changes everything; any other user
+only the objects they own or were given a role on (pulp_sync/api/access.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +11,10 @@ from rest_framework.authtoken.models import Token
 __all__ = ["save_user", "token_for"]
 
 
-def save_user(name: str, password: str | None) -> tuple[User, bool]:
-    """Create the user or set its password; None keeps an existing password (or, for a new user, allows
-    token access only). Raises django's ValidationError for a name Django refuses. Returns (user, created)."""
+def save_user(name: str, password: str | None, admin: bool | None = None) -> tuple[User, bool]:
+    """Create the user or set its password and whether it is an admin; None keeps an existing password
+    (or, for a new user, allows token access only) and an existing user's admin flag (a new user is no
+    admin). Raises django's ValidationError for a name Django refuses. Returns (user, created)."""
     user = User.objects.filter(username=name).first()
     created = user is None
     if user is None:
@@ -18,6 +22,8 @@ def save_user(name: str, password: str | None) -> tuple[User, bool]:
         user.set_unusable_password()
     if password is not None:
         user.set_password(password)
+    if admin is not None:
+        user.is_superuser = user.is_staff = admin
     user.full_clean()
     user.save()
     return user, created

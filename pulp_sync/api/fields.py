@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from pulp_sync.api.access import visible
 from pulp_sync.models import RepositoryVersion
 
 __all__ = ["HrefField", "RelatedHrefField", "HrefOrIdField", "VersionHrefField", "version_href"]
@@ -30,7 +31,11 @@ class HrefField(_RelativeHref, serializers.HyperlinkedIdentityField):
 
 
 class RelatedHrefField(_RelativeHref, serializers.HyperlinkedRelatedField):
-    """The href of a related object."""
+    """The href of a related object. One given in a request must name an object the request's user
+    may see: any other "does not exist", exactly as one that does not."""
+
+    def get_queryset(self) -> QuerySet[Any]:
+        return visible(super().get_queryset(), self.context["request"].user)
 
 
 class HrefOrIdField(RelatedHrefField):

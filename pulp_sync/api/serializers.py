@@ -1,17 +1,20 @@
-"""What the API shows of each model and what it accepts; a remote is checked by the model's own clean()."""
+"""What the API shows of each model and what it accepts; a remote is checked by the model's own clean()
+and, in both dialects, by RemoteSerializer: the remote-address policy, PEM text, credentials kept
+only for the URL's origin."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
-from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from downloaders import UnknownDownloader
+from downloaders import AddressRefused, UnknownDownloader
+from pulp_sync.api import pem
 from pulp_sync.api.fields import HrefField, HrefOrIdField, RelatedHrefField, VersionHrefField, version_href
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task
 
@@ -38,7 +41,9 @@ class HiddenFieldSerializer(serializers.Serializer):
 
 
 class RemoteSerializer(serializers.ModelSerializer):
-    """A remote with its downloader settings; validated by `Remote.clean`, exactly as the CLI's are."""
+    """A remote with its downloader settings; validated by `Remote.clean`, exactly as the CLI's are,
+    and by what only API users may not do: name a host the remote-address policy refuses, give a
+    certificate as anything but PEM text, keep credentials for a URL of another origin."""
 
     pulp_href = HrefField(view_name="remote-detail")
     hidden_fields = serializers.SerializerMethodField()
@@ -53,13 +58,25 @@ class RemoteSerializer(serializers.ModelSerializer):
         return [{"name": name, "is_set": getattr(remote, name) not in (None, "")} for name in SECRET_FIELDS]
 
     def validate_url(self, url: str) -> str:
-        return _without_password(url, "username and password")
+        return _allowed(url)
 
     def validate_proxy_url(self, url: str | None) -> str | None:
-        return _without_password(url, "proxy_username and proxy_password")
+        return url and _allowed(url)
+
+    def validate_ca_cert(self, text: str | None) -> str | None:
+        return pem.certificates(text)
+
+    def validate_client_cert(self, text: str | None) -> str | None:
+        return pem.certificates(text)
+
+    def validate_client_key(self, text: str | None) -> str | None:
+        return pem.private_key(text)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        """The remote as it would be saved must pass `Remote.clean` (downloader installed, settings sane)."""
+        """The remote as it would be saved must pass `Remote.clean` (downloader installed, settings sane);
+        a URL of another origin clears the credentials the request does not give again."""
+        if self.instance is not None and "url" in attrs:
+            attrs = {**self.instance.moved_to(attrs["url"]), **attrs}
         candidate = copy.copy(self.instance) if self.instance is not None else Remote()
         for name, value in attrs.items():
             setattr(candidate, name, value)
@@ -72,10 +89,12 @@ class RemoteSerializer(serializers.ModelSerializer):
         return attrs
 
 
-def _without_password(url: str | None, fields: str) -> str | None:
-    """Refuse `user:password@` in a URL: every reader of the remote would see the password."""
-    if url and urlsplit(url).password is not None:
-        raise serializers.ValidationError(f"give the password in {fields}, which are never shown, not in the URL")
+def _allowed(url: str) -> str:
+    """`url`, if the service's remote-address policy lets syncs fetch from its host; else a 400 saying why."""
+    try:
+        settings.PULP_SYNC_ADDRESS_POLICY.check_url(url)
+    except AddressRefused as error:
+        raise serializers.ValidationError(str(error)) from error
     return url
 
 

@@ -32,6 +32,7 @@ from downloaders import available
 from pulp_sync.manifest import parse_manifest
 from tests.databases import throwaway_database
 from tests.pulp_sync.conftest import manifest_line
+from tests.pulp_sync.test_api_users import KEY, NOT_PEM
 from tests.pulp_sync.test_sync import manifest_of
 from tests.servers import self_signed_certificate, serve_app
 
@@ -60,15 +61,15 @@ class Answer:
 
 @dataclass(frozen=True)
 class Api:
-    """A running API and worker: its base URL (`http://127.0.0.1:<port>`), environment and a user's token."""
+    """A running API and worker: its base URL (`http://127.0.0.1:<port>`), environment and an admin's token."""
 
     base: str
     env: dict[str, str]
     token: str
 
     def call(self, method: str, href: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
-        """`href` is a path under /api/v3/ (`remotes/`), an href (`/api/v3/...`) or a URL; the token
-        authenticates unless `headers` are given. A str body is sent as it is, anything else as JSON."""
+        """`href` is a path under /api/v3/ (`remotes/`), an href (`/api/v3/...`) or a URL; the admin's
+        token authenticates unless `headers` are given. A str body is sent as it is, anything else as JSON."""
         url = href if href.startswith("http") else self.base + (href if href.startswith("/") else "/api/v3/" + href)
         sent = {"Authorization": f"Token {self.token}"} if headers is None else headers
         if body is not None:
@@ -150,7 +151,7 @@ def running_api(engine: str, folder: Path) -> Iterator[Api]:
             "REDIS_URL": REDIS_URL,
             "PULP_SYNC_QUEUE": queue,
         }
-        token = pulp_sync(env, "createuser", "tester", "--password", PASSWORD, "--token").strip()
+        token = pulp_sync(env, "createuser", "tester", "--admin", "--password", PASSWORD, "--token").strip()
         api_command = [str(PULP_SYNC), "api", "--bind", "127.0.0.1:0", "--workers", "2"]
         worker_command = [str(PULP_SYNC), "worker", "--queue", queue]
         with running(api_command, env, folder / "api.log") as api, running(worker_command, env, folder / "worker.log"):
@@ -249,6 +250,29 @@ def test_basic_auth_and_token_only_users(api: Api, server: str) -> None:
     assert api.call("GET", "remotes/", headers=no_password).status == 401, "a token-only user has no password"
 
 
+def test_users_see_only_their_own_and_admins_all(api: Api, server: str) -> None:
+    """Over HTTP with two users of `pulp-sync createuser` (no admins) and the admin: test_api_users.py has the rest."""
+    alice, bob = ({"Authorization": f"Token {pulp_sync(api.env, 'createuser', unique(name), '--token').strip()}"}
+                  for name in ("alice", "bob"))
+    remote = api.call("POST", "remotes/", {"name": unique("hers"), "url": server + "good/PULP_MANIFEST"}, alice).json
+    repository = api.call("POST", "repositories/", {"name": unique("hers")}, alice).json
+    for method, href, body in [
+        ("GET", remote["pulp_href"], None),
+        ("PATCH", remote["pulp_href"], {"url": "http://127.0.0.1:9/PULP_MANIFEST"}),
+        ("DELETE", remote["pulp_href"], None),
+        ("GET", repository["pulp_href"], None),
+        ("POST", repository["pulp_href"] + "sync/", {"remote": remote["pulp_href"]}),
+        ("GET", repository["versions_href"], None),
+        ("GET", "/pulp" + remote["pulp_href"].replace("remotes/", "remotes/file/file/"), None),
+    ]:
+        answer = api.call(method, href, body, bob)
+        assert answer.status == 404, (method, href, answer.text)
+    assert remote["pulp_href"] not in api.call("GET", "remotes/", headers=bob).text
+    assert api.call("GET", remote["pulp_href"], headers=alice).json == remote, "hers, unchanged"
+    assert api.call("GET", remote["pulp_href"]).status == 200, "the admin sees everything"
+    assert api.call("GET", "artifacts/", headers=alice).status == 403, "artifacts are for admins"
+
+
 def test_malformed_json_is_a_400_that_saves_nothing(api: Api) -> None:
     before = api.call("GET", "remotes/").json["count"]
     for body in ('{"name": "half', "[1, 2", "not json"):
@@ -275,17 +299,21 @@ def test_malformed_json_is_a_400_that_saves_nothing(api: Api) -> None:
             "{remote}: total_timeout must be a positive number of seconds or None, not -1.0",
         ),
         ({"username": "someone"}, NON_FIELD, "{remote}: username and password go together: give both or neither"),
-        ({"client_key": "/etc/key.pem"}, NON_FIELD, "{remote}: client_key needs client_cert"),
+        ({"client_key": KEY}, NON_FIELD, "{remote}: client_key needs client_cert"),
         (
             {"url": "http://user:secret@127.0.0.1/PULP_MANIFEST"},
             "url",
-            "give the password in username and password, which are never shown, not in the URL",
+            "credentials do not go in the URL (user:password@ or user@): give them in username and password",
         ),
         (
-            {"proxy_url": "http://user:secret@127.0.0.1:3128"},
+            {"proxy_url": "http://user@127.0.0.1:3128"},
             "proxy_url",
-            "give the password in proxy_username and proxy_password, which are never shown, not in the URL",
+            "credentials do not go in the URL (user:password@ or user@): give them in proxy_username and "
+            "proxy_password",
         ),
+        ({"ca_cert": "/etc/ssl/certs/ca-certificates.crt"}, "ca_cert", NOT_PEM),
+        ({"url": "http://169.254.169.254/PULP_MANIFEST"}, "url",
+         "not fetched: 169.254.169.254 is denied by the remote-address policy (http://169.254.169.254/PULP_MANIFEST)"),
     ],
 )
 def test_bad_remote_values_are_field_messages(
@@ -337,14 +365,14 @@ def test_a_remote_by_id_syncs_too(api: Api, server: str) -> None:
 
 def test_secrets_are_never_echoed(api: Api, server: str, tmp_path: Path) -> None:
     password, proxy_password = f"password-{uuid.uuid4().hex}", f"proxy-{uuid.uuid4().hex}"
-    key = tmp_path / f"key-{uuid.uuid4().hex}.pem"
-    secrets = {"password": password, "proxy_password": proxy_password, "client_key": str(key)}
+    cert, key = (path.read_text() for path in self_signed_certificate(tmp_path))
+    secrets = {"password": password, "proxy_password": proxy_password, "client_key": key}
     body = {
         "name": unique("secretive"),
         "url": server + "missing/PULP_MANIFEST",
         "username": "someone",
         "proxy_username": "proxy-user",
-        "client_cert": str(tmp_path / "cert.pem"),
+        "client_cert": cert,
         **secrets,
     }
     answers = [api.call("POST", "remotes/", body)]
@@ -363,7 +391,7 @@ def test_secrets_are_never_echoed(api: Api, server: str, tmp_path: Path) -> None
     reads = (remote["pulp_href"], "remotes/", task["pulp_href"], "tasks/")
     answers += [started, *(api.call("GET", href) for href in reads)]
     for answer in answers:
-        for name, secret in secrets.items():
+        for name, secret in {**secrets, "key material": key.splitlines()[1]}.items():
             assert secret not in answer.text, f"{name} echoed in {answer.text}"
 
 
@@ -425,8 +453,8 @@ def test_no_secret_in_logs_errors_reports_or_answers(tmp_path: Path) -> None:
             "proxy_url": url,
             "proxy_username": "proxy-user",
             "proxy_password": proxy_password,
-            "client_cert": str(cert),
-            "client_key": str(key),
+            "client_cert": cert.read_text(),
+            "client_key": key.read_text(),
             "max_retries": 0,
         }
         answers = [api.call("POST", "remotes/", body)]
@@ -448,7 +476,6 @@ def test_no_secret_in_logs_errors_reports_or_answers(tmp_path: Path) -> None:
         "password": password,
         "proxy_password": proxy_password,
         "token": token,
-        "client_key": str(key),
         "key material": key.read_text().splitlines()[1],
         "password (base64)": basic.split()[1],
     }

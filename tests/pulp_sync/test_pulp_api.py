@@ -79,8 +79,9 @@ TASK_FIELDS = [
 
 @pytest.fixture
 def client(db: Path) -> APIClient:
-    """An API user's client on a fresh database."""
-    user, _ = save_user("tester", None)
+    """An admin API user's client on a fresh database: it sees the objects the tests make in the
+    database (no one owns them) and may clean up orphans (test_api_users.py: other users)."""
+    user, _ = save_user("tester", None, admin=True)
     client = APIClient(HTTP_HOST="localhost")
     client.force_authenticate(user)
     return client
@@ -110,6 +111,11 @@ def test_the_document_is_what_pulp_glue_reads(client: APIClient) -> None:
     assert spec.operations["repositories_file_file_versions_list"] == ("get", "{file_file_repository_href}versions/")
     assert spec.operations["tasks_cancel"] == ("patch", "{task_href}")
     assert spec.operations["tasks_list"] == ("get", API + "tasks/")
+    for prefix, href in (("remotes", "remote"), ("repositories", "repository")):
+        for method, role_action in (("post", "add_role"), ("post", "remove_role"), ("get", "list_roles"),
+                                    ("get", "my_permissions")):
+            operation = spec.operations[f"{prefix}_file_file_{role_action}"]
+            assert operation == (method, f"{{file_file_{href}_href}}{role_action}/"), "Pulp's role endpoints"
 
     sent_by_task_list = {"limit", "offset", "fields", "exclude_fields", "state__in", "reserved_resources__in"}
     declared = {parameter["name"] for parameter in document["paths"][API + "tasks/"]["get"]["parameters"]}

@@ -26,14 +26,15 @@ from fixtures import NetworkProfile
 from fixtures.server import serve_in_background
 from pulp_sync.api.pulp.schema import APP_VERSIONS
 from tests.pulp_sync.conftest import write_repository
-from tests.pulp_sync.test_api import PASSWORD, Api, running_api, unique
+from tests.pulp_sync.test_api import PASSWORD, Api, pulp_sync, running_api, unique
 
 pytestmark = pytest.mark.slow
 
 PULP = Path(sys.executable).parent / "pulp"
 _STARTED = re.compile(r"Started background task (/pulp/api/v3/tasks/[0-9a-f-]+/)")
-SLOW = NetworkProfile(per_connection_bps=250_000, name="slow-for-tests")
-"""About a second per 256 kB file: a sync is surely still running when it is canceled."""
+SLOW = NetworkProfile(per_connection_bps=100_000, name="slow-for-tests")
+"""About 2.6 s per 256 kB file, 21 s for the eight: a sync is surely still running when it is canceled,
+even on a busy machine where each pulp-cli call takes seconds."""
 
 
 @dataclass(frozen=True)
@@ -65,12 +66,13 @@ def stack() -> Iterator[Api]:
         yield api
 
 
-def configured(stack: Api, home: Path) -> Pulp:
-    """pulp-cli for the stack, with a config file in `home` made by `pulp config create`, as a user would."""
+def configured(stack: Api, home: Path, user: str = "tester") -> Pulp:
+    """pulp-cli for the stack as `user` (the stack's admin unless said), with a config file in `home` made
+    by `pulp config create`, as a user would."""
     assert PULP.exists(), "pulp-cli is not installed: pip install -e '.[test]' (setup.py's test extra)"
     env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home)}
     command = Pulp(env)
-    made = command("config", "create", "--base-url", stack.base, "--username", "tester", "--password", PASSWORD)
+    made = command("config", "create", "--base-url", stack.base, "--username", user, "--password", PASSWORD)
     assert made.returncode == 0, made.stderr
     return command
 
@@ -82,7 +84,7 @@ def pulp(stack: Api, tmp_path_factory: pytest.TempPathFactory) -> Pulp:
 
 @pytest.fixture(scope="module")
 def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """big/: eight files of 256 kB, served at 250 kB/s a connection."""
+    """big/: eight files of 256 kB, served at 100 kB/s a connection."""
     root = tmp_path_factory.mktemp("slow-tree")
     write_repository(root / "big", {f"big-{n}.bin": os.urandom(256_000) for n in range(8)})
     with serve_in_background(root, SLOW) as running:
@@ -208,6 +210,27 @@ def test_pulp_cli_cleans_up_orphans(pulp: Pulp, stack: Api, tmp_path: Path) -> N
         assert pulp("file", "content", "show", "--href", content["pulp_href"]).returncode == 1, "deleted"
     store = Path(stack.env["PULP_SYNC_HOME"], "artifacts", "artifact")
     assert not [content for content in held if (store / content["sha256"][:2] / content["sha256"][2:]).exists()]
+
+
+def test_pulp_cli_gives_and_takes_roles(pulp: Pulp, stack: Api, server: str, tmp_path: Path) -> None:
+    """The admin's remote, shown to another user by the viewer role, then hidden again."""
+    user, name, role = unique("viewer"), unique("r"), "file.fileremote_viewer"
+    pulp_sync(stack.env, "createuser", user, "--password", PASSWORD)
+    viewer = configured(stack, tmp_path, user)
+    pulp.json("file", "remote", "create", "--name", name, "--url", server + "good/PULP_MANIFEST")
+    assert viewer("file", "remote", "show", "--name", name).returncode == 1, "not theirs"
+
+    added = pulp.json("file", "remote", "role", "add", "--name", name, "--role", role, "--user", user)
+    assert added == {"role": role, "users": [user], "groups": []}
+    assert added in pulp.json("file", "remote", "role", "list", "--name", name)["roles"]
+    assert viewer.json("file", "remote", "show", "--name", name)["name"] == name
+    mine = viewer.json("file", "remote", "role", "my-permissions", "--name", name)
+    assert mine == {"permissions": ["file.view_fileremote"]}
+    refused = viewer("file", "remote", "update", "--name", name, "--url", server + "subset/PULP_MANIFEST")
+    assert refused.returncode == 1 and "not authorized" in refused.stderr, refused.stderr
+
+    pulp.json("file", "remote", "role", "remove", "--name", name, "--role", role, "--user", user)
+    assert viewer("file", "remote", "show", "--name", name).returncode == 1, "hidden again"
 
 
 def test_versions_content_and_orphans_on_mariadb(tmp_path: Path, server: str) -> None:

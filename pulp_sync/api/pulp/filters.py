@@ -30,8 +30,9 @@ __all__ = [
     "route_of",
 ]
 
-Apply = Callable[[QuerySet[Any], list[str]], QuerySet[Any]]
-"""Narrows a queryset by a parameter's values (one, or many for an `__in` parameter)."""
+Apply = Callable[[QuerySet[Any], list[str], Request], QuerySet[Any]]
+"""Narrows a queryset by a parameter's values (one, or many for an `__in` parameter); the request is
+for a filter naming another object by its href, which must be one the user may see."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class QueryFilters(BaseFilterBackend):
         for query_filter in view.query_filters:
             values = query_filter.values(request)
             if values:
-                queryset = query_filter.apply(queryset, values)
+                queryset = query_filter.apply(queryset, values, request)
         return queryset
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
@@ -78,27 +79,28 @@ class QueryFilters(BaseFilterBackend):
 
 
 def exact(field: str) -> Apply:
-    return lambda queryset, values: queryset.filter(**{field: values[0]})
+    return lambda queryset, values, _: queryset.filter(**{field: values[0]})
 
 
 def one_of(field: str) -> Apply:
-    return lambda queryset, values: queryset.filter(**{f"{field}__in": values})
+    return lambda queryset, values, _: queryset.filter(**{f"{field}__in": values})
 
 
 def contains(field: str) -> Apply:
-    return lambda queryset, values: queryset.filter(**{f"{field}__contains": values[0]})
+    return lambda queryset, values, _: queryset.filter(**{f"{field}__contains": values[0]})
 
 
 def icontains(field: str) -> Apply:
-    return lambda queryset, values: queryset.filter(**{f"{field}__icontains": values[0]})
+    return lambda queryset, values, _: queryset.filter(**{f"{field}__icontains": values[0]})
 
 
 def startswith(field: str) -> Apply:
-    return lambda queryset, values: queryset.filter(**{f"{field}__startswith": values[0]})
+    return lambda queryset, values, _: queryset.filter(**{f"{field}__startswith": values[0]})
 
 
-def object_of(href: str, route: str, model: type[Model], lookups: dict[str, str], parameter: str) -> Model:
-    """The object an href of this API names, for a filter; a 400 naming `parameter` if it names none.
+def object_of(href: str, route: str, queryset: QuerySet[Any], lookups: dict[str, str], parameter: str) -> Model:
+    """The object of `queryset` an href of this API names, for a filter; a 400 naming `parameter` if
+    it names none (`queryset` is what the user may see: one they may not is answered the same).
 
     `route` is the href's URL name (`pulp-file-version-detail`); `lookups` maps the route's
     arguments to the model's fields (`{"repository_pk": "repository", "number": "number"}`).
@@ -106,9 +108,9 @@ def object_of(href: str, route: str, model: type[Model], lookups: dict[str, str]
     name, arguments = route_of(href)
     found = None
     if name == route:
-        found = model.objects.filter(**{field: arguments[key] for key, field in lookups.items()}).first()
+        found = queryset.filter(**{field: arguments[key] for key, field in lookups.items()}).first()
     if found is None:
-        raise ValidationError({parameter: [f"no {model._meta.verbose_name} has the href {href!r}"]})
+        raise ValidationError({parameter: [f"no {queryset.model._meta.verbose_name} has the href {href!r}"]})
     return found
 
 

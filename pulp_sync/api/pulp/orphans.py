@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import AbstractUser
 from django.db import transaction
 from django.db.models import ProtectedError, QuerySet
 from django.utils import timezone
@@ -39,13 +40,14 @@ class SyncsUnfinished(Exception):
     """Syncs are waiting or running: the cleanup could delete what they are about to use."""
 
 
-def clean_up_orphans(content: list[int] | None = None) -> Task:
-    """Run an orphan cleanup as a task, here and now; the finished task (failed if it could not run).
+def clean_up_orphans(user: AbstractUser, content: list[int] | None = None) -> Task:
+    """Run an orphan cleanup as a task dispatched by `user`, here and now; the finished task (failed if
+    it could not run).
 
     `content`: only these content units (ids) and their artifacts, of those that are orphans.
     """
     task = Task.objects.create(
-        name=ORPHAN_CLEANUP, state=TaskState.RUNNING, started=timezone.now(), worker=this_process()
+        name=ORPHAN_CLEANUP, state=TaskState.RUNNING, started=timezone.now(), worker=this_process(), dispatched_by=user
     )
     try:
         counts = _delete_orphans(artifact_store(), content)

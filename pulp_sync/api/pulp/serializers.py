@@ -1,8 +1,9 @@
 """What the Pulp dialect shows and takes: Pulp's field names and shapes over pulp-sync's models.
 
 Hrefs are `/pulp/api/v3/...` paths, as Pulp gives them. A remote is checked exactly as in the rest
-of the API (the model's `clean`, no password in a URL); a field Pulp has and pulp-sync does not
-(`pulp_labels`, `description`, ...) is refused, never silently dropped.
+of the API (RemoteSerializer: the model's `clean`, no credentials in a URL, the remote-address
+policy, PEM text); a field Pulp has and pulp-sync does not (`pulp_labels`, `description`, ...) is
+refused, never silently dropped.
 """
 
 from __future__ import annotations
@@ -107,8 +108,8 @@ class HeadersField(serializers.Field):
 
 
 class FileRemoteSerializer(PulpFields, RemoteSerializer):
-    """A file remote as Pulp shows it, with pulp-sync's `downloader` besides; paths, not PEM text, in
-    `ca_cert`, `client_cert` and `client_key`. Only the "immediate" policy: a sync downloads every file."""
+    """A file remote as Pulp shows it, with pulp-sync's `downloader` besides; PEM text in `ca_cert`,
+    `client_cert` and `client_key`, as in Pulp. Only the "immediate" policy: a sync downloads every file."""
 
     pulp_href = HrefField(view_name="pulp-file-remote-detail")
     pulp_created = serializers.DateTimeField(source="created", read_only=True)
@@ -419,7 +420,7 @@ class OrphansCleanupSerializer(PulpFields, serializers.Serializer):
     def validate_content_hrefs(self, hrefs: list[str]) -> list[int]:
         """The ids of the content units the hrefs name; a 400 for an href naming none."""
         return [
-            object_of(href, "pulp-file-content-detail", FileContent, {"pk": "pk"}, "content_hrefs").pk
+            object_of(href, "pulp-file-content-detail", FileContent.objects.all(), {"pk": "pk"}, "content_hrefs").pk
             for href in hrefs
         ]
 

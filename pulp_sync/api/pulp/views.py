@@ -1,12 +1,12 @@
 """The Pulp dialect's endpoints: one viewset per Pulp resource, named for Pulp's OpenAPI document
-(`pulp_id_prefix`, `pulp_tag`, `pulp_href`: see schema.PulpSchema)."""
+(`pulp_id_prefix`, `pulp_tag`, `pulp_href`: see schema.PulpSchema); who sees and changes what is in
+pulp_sync/api/access.py, Pulp's role endpoints in roles.py."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, cast
 
 from django.db.models import Max, Q, QuerySet
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
@@ -15,9 +15,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, visible, visible_or_404
+from pulp_sync.api.base import ApiViewSet, Scoped
 from pulp_sync.api.pulp import filters
 from pulp_sync.api.pulp.filters import QueryFilter, QueryFilters, contains, exact, icontains, one_of, startswith
 from pulp_sync.api.pulp.orphans import clean_up_orphans
+from pulp_sync.api.pulp.roles import Roles
 from pulp_sync.api.pulp.schema import PulpSchema
 from pulp_sync.api.pulp.serializers import (
     ArtifactSerializer,
@@ -34,7 +37,7 @@ from pulp_sync.api.pulp.serializers import (
 from pulp_sync.api.pulp.status import StatusSerializer, service_status
 from pulp_sync.api.pulp.versions import added_content, removed_content
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
-from pulp_sync.tasks import cancel_task, dispatch_sync
+from pulp_sync.tasks import cancel_task
 
 __all__ = [
     "FileRemoteViewSet",
@@ -58,10 +61,11 @@ _NAMES = (
 )
 
 
-def _version(href: str, parameter: str) -> RepositoryVersion:
-    """The repository version an href names (a 400 naming `parameter` if none)."""
+def _version(href: str, parameter: str, request: Request) -> RepositoryVersion:
+    """The repository version an href names, of those the user sees (a 400 naming `parameter` if none)."""
     lookups = {"repository_pk": "repository", "number": "number"}
-    found = filters.object_of(href, "pulp-file-version-detail", RepositoryVersion, lookups, parameter)
+    versions = visible(RepositoryVersion.objects.all(), request.user)
+    found = filters.object_of(href, "pulp-file-version-detail", versions, lookups, parameter)
     return cast(RepositoryVersion, found)
 
 
@@ -69,7 +73,7 @@ def _reserving(task_fields: tuple[str, ...]) -> filters.Apply:
     """A filter of the tasks working on any of the repositories or remotes the hrefs name, through
     `task_fields` (Pulp's reserved resources: a sync changes its repository, reads its remote)."""
 
-    def apply(tasks: QuerySet[Task], hrefs: list[str]) -> QuerySet[Task]:
+    def apply(tasks: QuerySet[Task], hrefs: list[str], _: Request) -> QuerySet[Task]:
         reserving = Q(pk__in=[])
         for href in hrefs:
             route, arguments = filters.route_of(href)
@@ -81,8 +85,9 @@ def _reserving(task_fields: tuple[str, ...]) -> filters.Apply:
     return apply
 
 
-class PulpViewSet(viewsets.GenericViewSet):
-    """What every dialect viewset shares: Pulp's schema generation and list filters."""
+class PulpViewSet(ApiViewSet):
+    """What every dialect viewset shares: Pulp's schema generation and list filters, and ApiViewSet's
+    pages and permissions."""
 
     schema = PulpSchema()
     filter_backends: ClassVar[list[type]] = [QueryFilters]
@@ -93,7 +98,7 @@ class PulpViewSet(viewsets.GenericViewSet):
     pulp_href: ClassVar[str]
 
 
-class FileRemoteViewSet(PulpViewSet, viewsets.ModelViewSet):
+class FileRemoteViewSet(Scoped, Roles, PulpViewSet, viewsets.ModelViewSet):
     """File remotes: where repositories sync from, with which downloader and settings."""
 
     queryset = Remote.objects.order_by("pk")
@@ -104,7 +109,7 @@ class FileRemoteViewSet(PulpViewSet, viewsets.ModelViewSet):
     pulp_href = "file_file_remote_href"
 
 
-class FileRepositoryViewSet(PulpViewSet, viewsets.ModelViewSet):
+class FileRepositoryViewSet(Scoped, Roles, PulpViewSet, viewsets.ModelViewSet):
     """File repositories; syncing one starts a task on a `pulp-sync worker`."""
 
     queryset = Repository.objects.annotate(latest_number=Max("versions__number")).order_by("pk")
@@ -129,8 +134,7 @@ class FileRepositoryViewSet(PulpViewSet, viewsets.ModelViewSet):
         repository = self.get_object()
         body = SyncSerializer(data=request.data, context={**self.get_serializer_context(), "repository": repository})
         body.is_valid(raise_exception=True)
-        task = dispatch_sync(repository, body.validated_data["remote"], tasking="rq")
-        return _task_started(task)
+        return _task_started(dispatch_as(request.user, repository, body.validated_data["remote"]))
 
 
 class FileRepositoryVersionViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
@@ -148,12 +152,13 @@ class FileRepositoryVersionViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
     pulp_parent_href = "file_file_repository_href"
 
     def get_queryset(self) -> QuerySet[RepositoryVersion]:
-        repository = get_object_or_404(Repository, pk=self.kwargs["repository_pk"])
+        repository = visible_or_404(Repository.objects.all(), self.request.user, pk=self.kwargs["repository_pk"])
         return repository.versions.order_by("-number")
 
 
-class FileContentViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
-    """File content: every relative path naming an artifact, of any repository version (or of none)."""
+class FileContentViewSet(Scoped, PulpViewSet, viewsets.ReadOnlyModelViewSet):
+    """File content: every relative path naming an artifact, of the repository versions the user sees
+    (an admin sees all, and the content of no version)."""
 
     queryset = FileContent.objects.select_related("artifact").order_by("pk")
     serializer_class = FileContentSerializer
@@ -162,18 +167,22 @@ class FileContentViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
         QueryFilter("sha256", exact("artifact__sha256"), "Filter results where the artifact's sha256 matches value"),
         QueryFilter(
             "repository_version",
-            lambda content, hrefs: content.filter(pk__in=_version(hrefs[0], "repository_version").content.all()),
+            lambda content, hrefs, request: content.filter(
+                pk__in=_version(hrefs[0], "repository_version", request).content.all()
+            ),
             "Repository version's href: the content it holds",
         ),
         QueryFilter(
             "repository_version_added",
-            lambda content, hrefs: content.filter(pk__in=added_content(_version(hrefs[0], "repository_version_added"))),
+            lambda content, hrefs, request: content.filter(
+                pk__in=added_content(_version(hrefs[0], "repository_version_added", request))
+            ),
             "Repository version's href: the content it added",
         ),
         QueryFilter(
             "repository_version_removed",
-            lambda content, hrefs: content.filter(
-                pk__in=removed_content(_version(hrefs[0], "repository_version_removed"))
+            lambda content, hrefs, request: content.filter(
+                pk__in=removed_content(_version(hrefs[0], "repository_version_removed", request))
             ),
             "Repository version's href: the content it removed",
         ),
@@ -184,8 +193,9 @@ class FileContentViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
 
 
 class ArtifactViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
-    """The verified files in the store, shared by every repository."""
+    """The verified files in the store, shared by every repository: for admins only, as in Pulp."""
 
+    permission_classes = ADMINS_ONLY
     queryset = Artifact.objects.order_by("pk")
     serializer_class = ArtifactSerializer
     query_filters = (QueryFilter("sha256", exact("sha256"), "Filter results where sha256 matches value"),)
@@ -194,8 +204,9 @@ class ArtifactViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
     pulp_href = "artifact_href"
 
 
-class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PulpViewSet):
-    """Tasks, newest first: syncs and orphan cleanups. PATCH {"state": "canceled"} cancels one."""
+class TaskViewSet(Scoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, PulpViewSet):
+    """Tasks, newest first: syncs and orphan cleanups. PATCH {"state": "canceled"} cancels one (its
+    dispatcher, its repository's owners and admins may)."""
 
     queryset = Task.objects.select_related("created_version").order_by("-created")
     serializer_class = TaskSerializer
@@ -216,7 +227,9 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PulpViewSet)
         ),
         QueryFilter(
             "created_resources",
-            lambda tasks, hrefs: tasks.filter(created_version=_version(hrefs[0], "created_resources")),
+            lambda tasks, hrefs, request: tasks.filter(
+                created_version=_version(hrefs[0], "created_resources", request)
+            ),
             "Tasks that created this repository version (href)",
         ),
     )
@@ -240,9 +253,10 @@ class TaskViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, PulpViewSet)
 
 
 class OrphansCleanupView(APIView):
-    """POST: delete the content no version holds and the artifacts no content names, as a task."""
+    """POST: delete the content no version holds and the artifacts no content names, as a task (admins only)."""
 
     schema = PulpSchema()
+    permission_classes = ADMINS_ONLY
     pulp_tag = "Orphans: Cleanup"
 
     @extend_schema(
@@ -254,7 +268,7 @@ class OrphansCleanupView(APIView):
         """Runs in this request (see orphans.py); the answer points to the task, finished by then."""
         body = OrphansCleanupSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return _task_started(clean_up_orphans(body.validated_data.get("content_hrefs")))
+        return _task_started(clean_up_orphans(request.user, body.validated_data.get("content_hrefs")))
 
 
 class StatusView(APIView):

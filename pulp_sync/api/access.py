@@ -1,0 +1,175 @@
+"""Who may see and change what, in both dialects: Pulp's object roles over pulp-sync's models.
+
+An admin (a superuser or staff user) sees and changes everything. Anyone else sees the remotes and
+repositories they have a role on, and changes (updates, deletes, syncs, gives roles on) those they
+are the owner of; the creator of one is its owner, as in Pulp. A version and its content follow
+their repository. A task is seen by whoever dispatched it and whoever sees its repository, and
+canceled by its dispatcher and its repository's owners. Objects no one has a role on (made by the
+command line, or before roles existed) are for admins only.
+
+Views list only what the user sees (`visible`), so an object they may not see is a 404 like one
+that does not exist; one they see but may not change is a 403 (`MayChange`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractUser, AnonymousUser
+from django.contrib.contenttypes.models import ContentType
+from django.db.models import Model, Q, QuerySet
+from django.shortcuts import get_object_or_404
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+
+from pulp_sync.models import FileContent, Remote, Repository, RepositoryContent, RepositoryVersion, Task, UserRole
+from pulp_sync.tasks import dispatch_sync
+
+__all__ = [
+    "ObjectRoles",
+    "ROLES",
+    "is_admin",
+    "visible",
+    "visible_or_404",
+    "roles_of",
+    "may_change",
+    "permissions_of",
+    "give_role",
+    "dispatch_as",
+    "IsAdmin",
+    "ADMINS_ONLY",
+    "MayChange",
+    "READ_ACTIONS",
+]
+
+User = AbstractUser | AnonymousUser
+
+READ_ACTIONS = frozenset({"list", "retrieve", "my_permissions"})
+"""The viewsets' actions that only read an object: seeing it is enough."""
+
+
+@dataclass(frozen=True)
+class ObjectRoles:
+    """Pulp's roles on one kind of object (`file.fileremote_owner`, `file.fileremote_viewer`) and the
+    permissions each gives (Pulp's `file.view_fileremote`, ...): a viewer views, an owner does it all."""
+
+    app: str
+    model: str
+    owner_actions: tuple[str, ...]
+
+    @property
+    def owner(self) -> str:
+        return f"{self.app}.{self.model}_owner"
+
+    @property
+    def viewer(self) -> str:
+        return f"{self.app}.{self.model}_viewer"
+
+    @property
+    def names(self) -> tuple[str, str]:
+        return self.owner, self.viewer
+
+    def permissions(self, roles: Iterable[str]) -> list[str]:
+        """What the roles allow, by Pulp's permission names."""
+        held = set(roles)
+        actions = ("view", *self.owner_actions) if self.owner in held else ("view",) if self.viewer in held else ()
+        return [f"{self.app}.{action}_{self.model}" for action in actions]
+
+
+ROLES: dict[type[Model], ObjectRoles] = {
+    Remote: ObjectRoles("file", "fileremote", ("change", "delete", "manage_roles")),
+    Repository: ObjectRoles("file", "filerepository", ("change", "delete", "sync", "manage_roles")),
+}
+"""The objects users have roles on."""
+
+
+def is_admin(user: User) -> bool:
+    """A superuser or staff user: sees and changes everything, and alone cleans up orphans and lists artifacts."""
+    return bool(user.is_superuser or user.is_staff)
+
+
+def _seen(model: type[Model], user: User) -> QuerySet[UserRole]:
+    """The ids (`object_id`) of the `model` objects on which `user` has a role, as a subquery."""
+    content_type = ContentType.objects.get_for_model(model)
+    return UserRole.objects.filter(content_type=content_type, user=user.pk, role__in=ROLES[model].names).values(
+        "object_id"
+    )
+
+
+_SCOPES: dict[type[Model], Callable[[User], Q]] = {
+    Remote: lambda user: Q(pk__in=_seen(Remote, user)),
+    Repository: lambda user: Q(pk__in=_seen(Repository, user)),
+    RepositoryVersion: lambda user: Q(repository__in=_seen(Repository, user)),
+    FileContent: lambda user: Q(
+        pk__in=RepositoryContent.objects.filter(version__repository__in=_seen(Repository, user)).values("content")
+    ),
+    Task: lambda user: Q(dispatched_by=user.pk) | Q(repository__in=_seen(Repository, user)),
+}
+"""What a user who is not an admin sees of each model."""
+
+
+def visible(queryset: QuerySet[Any], user: User) -> QuerySet[Any]:
+    """The objects of `queryset` that `user` may see (all of them for an admin)."""
+    if is_admin(user):
+        return queryset
+    return queryset.filter(_SCOPES[queryset.model](user))
+
+
+def visible_or_404(queryset: QuerySet[Any], user: User, **lookups: Any) -> Any:
+    """The object of `queryset` that `lookups` find, if `user` may see it; else a 404 (Http404)."""
+    return get_object_or_404(visible(queryset, user), **lookups)
+
+
+def roles_of(user: User, obj: Model) -> list[str]:
+    """The roles `user` has on `obj` (a remote or repository)."""
+    content_type = ContentType.objects.get_for_model(obj)
+    held = UserRole.objects.filter(content_type=content_type, object_id=obj.pk, user=user.pk)
+    return list(held.values_list("role", flat=True))
+
+
+def may_change(user: User, obj: Model) -> bool:
+    """Whether `user` may change `obj`: an admin; the owner of a remote or repository; a task's
+    dispatcher or its repository's owner (a task's only change is its cancel)."""
+    if is_admin(user):
+        return True
+    if isinstance(obj, Task):
+        repository = obj.repository
+        return obj.dispatched_by_id == user.pk or repository is not None and may_change(user, repository)
+    return ROLES[type(obj)].owner in roles_of(user, obj)
+
+
+def permissions_of(user: User, obj: Model) -> list[str]:
+    """Pulp's names of what `user` may do with `obj` (a remote or repository): all of an owner's for an admin."""
+    roles = ROLES[type(obj)]
+    return roles.permissions([roles.owner] if is_admin(user) else roles_of(user, obj))
+
+
+def give_role(obj: Model, user: User, role: str) -> UserRole:
+    """Give `user` the `role` on `obj`."""
+    return UserRole.objects.create(content_object=obj, user=user, role=role)
+
+
+def dispatch_as(user: User, repository: Repository, remote: Remote) -> Task:
+    """Queue a sync for the RQ workers as `user`, who is its dispatcher."""
+    return dispatch_sync(repository, remote, tasking="rq", dispatched_by=user)
+
+
+class IsAdmin(BasePermission):
+    """Admins only (artifacts, orphan cleanup: shared by every repository, as in Pulp)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_admin(request.user)
+
+
+ADMINS_ONLY = [IsAuthenticated, IsAdmin]
+"""The permission classes of a view for admins only (anyone else: 403, whatever the object)."""
+
+
+class MayChange(BasePermission):
+    """Reading an object (READ_ACTIONS) needs only to see it, which the view's `visible` queryset sees
+    to; any other action on it needs `may_change`."""
+
+    def has_object_permission(self, request: Request, view: Any, obj: Model) -> bool:
+        return view.action in READ_ACTIONS or may_change(request.user, obj)
