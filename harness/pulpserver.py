@@ -45,8 +45,9 @@ class PulpSyncServerFailed(HarnessError, RuntimeError):
 @contextmanager
 def running_pulp_sync(state_dir: Path, db: str | None,
                       command: Sequence[str] = defaults.PULP_SYNC_COMMAND) -> Iterator[tuple[PulpApi, tuple[int, ...]]]:
-    """The API (as an API user) and the worker's pid of a pulp-sync service on `db` (a database of its own:
-    harness.databases.server_database_url) with PULP_SYNC_HOME `state_dir`; both stopped when the block ends."""
+    """The API (as an admin: the harness resets through it) and the worker's pid of a pulp-sync service on
+    `db` (a database of its own: harness.databases.server_database_url) with PULP_SYNC_HOME `state_dir`;
+    both stopped when the block ends."""
     url = server_database_url(db)
     if url is not None:
         create_database(url)
@@ -54,7 +55,8 @@ def running_pulp_sync(state_dir: Path, db: str | None,
            "PULP_SYNC_QUEUE": _QUEUE}
     pulpcli.reset(env, command)
     password = secrets.token_urlsafe(24)
-    created = run_child([*command, "createuser", USERNAME], env={**env, "PULP_SYNC_PASSWORD": password}, timeout=120)
+    created = run_child([*command, "createuser", USERNAME, "--admin"], env={**env, "PULP_SYNC_PASSWORD": password},
+                        timeout=120)
     if created.returncode != 0:
         raise PulpSyncServerFailed(f"`pulp-sync createuser` failed: {created.stderr.strip()[-500:]}")
     with tempfile.TemporaryFile() as log:

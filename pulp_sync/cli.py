@@ -278,11 +278,15 @@ def api(bind: str, workers: int, threads: int) -> None:
 @click.argument("name")
 @click.option("--password", envvar="PULP_SYNC_PASSWORD", help="[default: asked unless --token]")
 @click.option("--token", is_flag=True, help="Print the user's API token (made on first use) on stdout.")
-def createuser(name: str, password: str | None, token: bool) -> None:
+@click.option("--admin/--no-admin", default=None,
+              help="Make the user an admin, who sees and changes every user's objects (or no longer one) "
+              "[default: a new user is none, an existing one keeps what it is].")
+def createuser(name: str, password: str | None, token: bool, admin: bool | None) -> None:
     """Create an API user, or set an existing one's password; with --token, print its token.
 
     The password may come from $PULP_SYNC_PASSWORD, out of sight of `ps`. A user made with --token
-    and no password can use the API with its token only.
+    and no password can use the API with its token only. Users see only what they created or were
+    given a role on; admins see everything (docs/api.md).
     """
     if password is None and not token:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
@@ -291,8 +295,9 @@ def createuser(name: str, password: str | None, token: bool) -> None:
     _open_database()
     from pulp_sync.api.auth import save_user, token_for
 
-    user, created = save_user(name, password)
-    click.echo(f"{'Created' if created else 'Updated'} user {name}", err=True)
+    user, created = save_user(name, password, admin)
+    kind = "admin" if user.is_superuser else "user"
+    click.echo(f"{'Created' if created else 'Updated'} {kind} {name}", err=True)
     if token:
         click.echo(token_for(user))
 
@@ -328,14 +333,14 @@ def _long_lived_objects() -> Iterator[None]:
 
 
 def _save_remote(name: str, url: str, settings: dict[str, Any]) -> Remote:
-    """Create or update the remote; validated first, so a bad value is never saved."""
+    """Create or update the remote; validated first, so a bad value is never saved. A URL of another
+    origin clears the credentials not given again (Remote.moved_to), as in the API."""
     from pulp_sync.models import Remote
 
     remote = Remote.objects.filter(name=name).first() or Remote(name=name)
-    remote.url = url
-    for field, value in settings.items():
-        if value is not None:
-            setattr(remote, field, str(value) if isinstance(value, Path) else value)
+    given = {field: value for field, value in settings.items() if value is not None}
+    for field, value in {**remote.moved_to(url), "url": url, **given}.items():
+        setattr(remote, field, value)
     remote.full_clean()
     remote.save()
     return remote

@@ -88,7 +88,8 @@ def _options_of(setting: RemoteSetting) -> list[Callable[[F], F]]:
     name = _PREFIX + setting.name
     if setting.secret and setting.kind is Path:
         return [click.option(_flag(setting, "-file"), name, type=click.Path(exists=True, dir_okay=False),
-                             help=f"{setting.help.rstrip('.')}: the file's path (the key stays in it).")]
+                             help=f"{setting.help.rstrip('.')}: the file it is in (its PEM text is saved on the "
+                             "remote, as Pulp keeps it).")]
     if setting.secret:
         return [
             click.option(_flag(setting, "-env"), name + "_env", metavar="VAR",
@@ -124,7 +125,22 @@ def _value_of(setting: RemoteSetting, given: dict[str, Any]) -> Any:
         return _headers(given[setting.name], given[setting.name + "_env"])
     if setting.secret and setting.kind is not Path:
         return _secret(setting, given[setting.name + "_env"], given[setting.name + "_file"])
+    if setting.kind is Path and given[setting.name] is not None:
+        return _pem_text(setting, given[setting.name])
     return given[setting.name]
+
+
+def _pem_text(setting: RemoteSetting, path: str) -> str:
+    """A certificate's or key's file as the PEM text the remote keeps: the API's users and the workers
+    (on other hosts, maybe) see the certificate itself, never a path on this machine."""
+    hint = _flag(setting, "-file" if setting.secret else "")
+    try:
+        text = Path(path).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.BadParameter(f"{path} cannot be read as PEM text: {error}", param_hint=hint) from error
+    if "-----BEGIN " not in text:
+        raise click.BadParameter(f"{path} holds no PEM block (-----BEGIN ...)", param_hint=hint)
+    return text
 
 
 def _secret(setting: RemoteSetting, variable: str | None, path: str | None) -> str | None:

@@ -63,7 +63,7 @@ def test_settings_are_saved_on_the_remote(db: Path, server: str, tmp_path: Path)
     assert remote.headers == {"X-Trace": "abc", "Authorization": "Bearer t0ken"}
     assert (remote.username, remote.password) == ("me", "hunter2")
     assert (remote.proxy_username, remote.proxy_password) == ("p", "proxy s3cret")
-    assert (remote.tls_validation, remote.ca_cert, remote.download_concurrency) == (False, str(ca), 3)
+    assert (remote.tls_validation, remote.ca_cert, remote.download_concurrency) == (False, ca.read_text(), 3)
 
 
 @pytest.mark.parametrize(
@@ -75,6 +75,8 @@ def test_settings_are_saved_on_the_remote(db: Path, server: str, tmp_path: Path)
         (("--header", "no colon"), {}, "'no colon' is not 'NAME: VALUE'"),
         (("--header-env", "Authorization"), {}, "'Authorization' is not NAME=VAR"),
         (("--password-env", "A", "--password-file", "/dev/null"), {"A": "x"}, "give one of the two, not both"),
+        (("--ca-cert", "/dev/null"), {}, "/dev/null holds no PEM block"),
+        (("--client-cert", "/dev/null", "--client-key-file", "/dev/null"), {}, "/dev/null holds no PEM block"),
     ],
 )
 def test_bad_options_are_usage_errors(db: Path, server: str, args: tuple[str, ...], env: dict[str, str],
@@ -101,3 +103,20 @@ def test_manifest_file_syncs_its_lines_from_the_url(db: Path, server: str, tree:
     assert (report["content_units"], report["artifacts_downloaded"]) == (3, 3)
     version = RepositoryVersion.objects.get()
     assert sorted(c.relative_path for c in version.content.all()) == sorted(line.split(",")[0] for line in lines[:3])
+
+
+def test_a_url_of_another_origin_leaves_the_credentials_behind(db: Path, server: str) -> None:
+    """The API's rule on the command line too: credentials stay with the origin they were given for."""
+    given = invoke("sync", server + "good/PULP_MANIFEST", "--username", "me", "--password-env", "REMOTE_PASSWORD",
+                   "--header", "X-Token: t0ken", env={"REMOTE_PASSWORD": "hunter2"})
+    assert given.exit_code == 0, given.output
+    same_origin = invoke("sync", server + "subset/PULP_MANIFEST", "--repository", "good")
+    assert same_origin.exit_code == 0, same_origin.output
+    assert Remote.objects.get(name="good").password == "hunter2"
+
+    elsewhere = server.replace("127.0.0.1", "localhost")
+    moved = invoke("sync", elsewhere + "good/PULP_MANIFEST", "--repository", "good")
+    assert moved.exit_code == 0, moved.output
+    remote = Remote.objects.get(name="good")
+    assert (remote.url, remote.username, remote.password, remote.headers) == (elsewhere + "good/PULP_MANIFEST",
+                                                                              None, None, None)
