@@ -23,6 +23,7 @@ from rich.table import Table
 
 from downloaders import available
 from pulp_sync import database, defaults
+from pulp_sync.errors import ConfigurationError
 from pulp_sync.messages import one_line, redact
 from pulp_sync.progress import progress_for
 from pulp_sync.remote_options import refuse_password_in_url, remote_options, settings_from_options
@@ -58,6 +59,8 @@ class _Cli(click.Group):
             return super().invoke(ctx)
         except ValidationError as error:
             raise click.ClickException(_validation_message(error)) from error
+        except ConfigurationError as error:
+            raise click.ClickException(str(error)) from error
         except DatabaseError as error:
             hint = "is DATABASE_URL right, and the server up?"
             raise click.ClickException(f"database error: {one_line(error)}; {hint}") from error

@@ -64,6 +64,7 @@ def parse_manifest(source: Iterable[str] | os.PathLike[str]) -> Iterator[Manifes
 def _entries(lines: Iterable[str]) -> Iterator[ManifestEntry]:
     paths: dict[str, int] = {}
     digests: dict[str, tuple[int, int]] = {}
+    total = 0
     for number, text in enumerate(lines, start=1):
         text = text.removesuffix("\n").removesuffix("\r")
         if number == 1:
@@ -71,6 +72,9 @@ def _entries(lines: Iterable[str]) -> Iterator[ManifestEntry]:
         if text.strip():
             entry = _parse_line(number, text)
             _check_unique(entry, paths, digests)
+            total += entry.size
+            if total > _MAX_SIZE:  # a task's byte counts are 64-bit columns: no store holds more anyway
+                raise ManifestError(number, f"the sizes so far add up to more than {_MAX_SIZE} bytes")
             yield entry
 
 

@@ -24,10 +24,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import dj_database_url
 
 from downloaders import AddressPolicy
+from pulp_sync.errors import ConfigurationError
+from pulp_sync.messages import redact
 
 __all__ = [
     "PULP_SYNC_HOME",
@@ -50,17 +53,48 @@ __all__ = [
     "SPECTACULAR_SETTINGS",
 ]
 
-PULP_SYNC_HOME = Path(os.environ.get("PULP_SYNC_HOME") or ".pulp-sync").resolve()
+_DATABASE_SCHEMES = ("sqlite", "postgres", "postgresql", "pgsql", "mysql")
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def _home() -> Path:
+    """PULP_SYNC_HOME (default ./.pulp-sync): a directory, or a path where one can be made."""
+    home = Path(os.environ.get("PULP_SYNC_HOME") or ".pulp-sync").resolve()
+    if home.exists() and not home.is_dir():
+        raise ConfigurationError(f"PULP_SYNC_HOME={home} is a file: give a directory (made if missing)")
+    return home
+
+
+def _positive_bytes(name: str, default: int) -> int:
+    """A whole, positive number of bytes from the environment variable `name`."""
+    text = os.environ.get(name) or str(default)
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigurationError(f"{name}={text!r}: give a whole, positive number of bytes, e.g. {default}")
+    return int(text)
+
+
+def _address_policy() -> AddressPolicy:
+    try:
+        return AddressPolicy.parse(os.environ.get("PULP_SYNC_REMOTE_ALLOW"), os.environ.get("PULP_SYNC_REMOTE_DENY"))
+    except ValueError as error:  # "allow: 'x' is neither a network ... nor a host name"
+        which, _, why = str(error).partition(": ")
+        raise ConfigurationError(f"PULP_SYNC_REMOTE_{which.upper()}: {why}") from error
+
+
+def _redis_url() -> str:
+    url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+    if urlsplit(url).scheme not in _REDIS_SCHEMES:
+        raise ConfigurationError(f"REDIS_URL={redact(url)!r}: give redis://host:port/db (or rediss://, unix://)")
+    return url
+
+
+PULP_SYNC_HOME = _home()
 PULP_SYNC_ARTIFACTS = PULP_SYNC_HOME / "artifacts"
 PULP_SYNC_FSYNC = os.environ.get("PULP_SYNC_FSYNC", "") == "1"
-PULP_SYNC_MAX_MANIFEST_BYTES = int(os.environ.get("PULP_SYNC_MAX_MANIFEST_BYTES") or 64 * 1024 * 1024)
-if PULP_SYNC_MAX_MANIFEST_BYTES < 1:
-    raise ValueError(f"PULP_SYNC_MAX_MANIFEST_BYTES must be a positive number of bytes: {PULP_SYNC_MAX_MANIFEST_BYTES}")
-PULP_SYNC_ADDRESS_POLICY = AddressPolicy.parse(
-    os.environ.get("PULP_SYNC_REMOTE_ALLOW"), os.environ.get("PULP_SYNC_REMOTE_DENY")
-)
+PULP_SYNC_MAX_MANIFEST_BYTES = _positive_bytes("PULP_SYNC_MAX_MANIFEST_BYTES", 64 * 1024 * 1024)
+PULP_SYNC_ADDRESS_POLICY = _address_policy()
 """Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
-REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+REDIS_URL = _redis_url()
 PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE") or "pulp-sync"
 
 _SQLITE_OPTIONS: dict[str, Any] = {
@@ -76,6 +110,12 @@ _SQLITE_OPTIONS: dict[str, Any] = {
 
 def _database() -> dict[str, Any]:
     """DATABASE_URL if given, else sqlite under PULP_SYNC_HOME; sqlite gets WAL and a busy timeout."""
+    url = os.environ.get("DATABASE_URL")
+    if url is not None and urlsplit(url).scheme not in _DATABASE_SCHEMES:
+        raise ConfigurationError(
+            f"DATABASE_URL={redact(url)!r}: give postgres://user@host:port/name, mysql://user@host:port/name or "
+            "sqlite:////path, or unset it for sqlite under PULP_SYNC_HOME"
+        )
     database = dj_database_url.config(default=f"sqlite:///{PULP_SYNC_HOME / 'db.sqlite3'}")
     if database["ENGINE"] == "django.db.backends.sqlite3":
         database["OPTIONS"] = {**_SQLITE_OPTIONS, **database.get("OPTIONS", {})}

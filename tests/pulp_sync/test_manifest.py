@@ -101,3 +101,10 @@ def test_parsing_is_lazy() -> None:
     assert next(entries).relative_path == "file-0.iso"
     assert consumed == 1
     assert sum(1 for _ in entries) == 99_999
+
+
+def test_sizes_adding_up_past_what_a_database_counts_are_refused() -> None:
+    huge = 2**62
+    lines = [f"f{n}.iso,{n:064x},{huge}\n" for n in range(3)]
+    with pytest.raises(ManifestError, match="line 2: the sizes so far add up to more than 9223372036854775807"):
+        list(parse_manifest(lines))

@@ -1,0 +1,49 @@
+"""Settings from the environment that pulp-sync cannot use: one `Error:` line naming the variable and what
+to give, exit status 1, nothing made (a real `pulp-sync` process each, as an operator starts one)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PULP_SYNC = [sys.executable, "-m", "pulp_sync"]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("DATABASE_URL", "", "DATABASE_URL='': give postgres://"),
+        ("DATABASE_URL", "foo://user:s3cret@host/db", "DATABASE_URL='foo://user:***@host/db': give postgres://"),
+        ("REDIS_URL", "localhost:6379", "REDIS_URL='localhost:6379': give redis://host:port/db"),
+        ("PULP_SYNC_MAX_MANIFEST_BYTES", "64M", "PULP_SYNC_MAX_MANIFEST_BYTES='64M': give a whole, positive number"),
+        ("PULP_SYNC_MAX_MANIFEST_BYTES", "0", "PULP_SYNC_MAX_MANIFEST_BYTES='0': give a whole, positive number"),
+        ("PULP_SYNC_REMOTE_DENY", "169.254.0.0/16,not a host", "PULP_SYNC_REMOTE_DENY: 'not a host' is neither"),
+        ("PULP_SYNC_REMOTE_ALLOW", "10.0.0.0/33", "PULP_SYNC_REMOTE_ALLOW: '10.0.0.0/33' is neither"),
+    ],
+)
+def test_a_setting_it_cannot_use_is_one_line(tmp_path: Path, variable: str, value: str, message: str) -> None:
+    home = tmp_path / "home"
+    env = {**os.environ, "PULP_SYNC_HOME": str(home), variable: value}
+    if variable != "DATABASE_URL":
+        env.pop("DATABASE_URL", None)
+    done = subprocess.run([*PULP_SYNC, "repositories"], env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: " + message) and done.stderr.count("\n") == 1, done.stderr
+    assert "s3cret" not in done.stderr
+    assert not home.exists(), "nothing is made before the settings are right"
+
+
+def test_a_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    home = tmp_path / "not-a-directory"
+    home.write_text("")
+    env = {**os.environ, "PULP_SYNC_HOME": str(home)}
+    env.pop("DATABASE_URL", None)
+    done = subprocess.run([*PULP_SYNC, "repositories"], env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1
+    assert done.stderr == f"Error: PULP_SYNC_HOME={home} is a file: give a directory (made if missing)\n"
