@@ -62,8 +62,7 @@ class _Cli(click.Group):
         except ConfigurationError as error:
             raise click.ClickException(str(error)) from error
         except DatabaseError as error:
-            hint = "is DATABASE_URL right, and the server up?"
-            raise click.ClickException(f"database error: {one_line(error)}; {hint}") from error
+            raise click.ClickException(database.explain(error)) from error
 
 
 @click.group(cls=_Cli)

@@ -21,7 +21,34 @@ from django.utils.module_loading import import_string
 
 from pulp_sync.store import artifact_store
 
-__all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe"]
+__all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe", "explain"]
+
+_WHAT_HAPPENED = (
+    # (PostgreSQL SQLSTATEs, MySQL/MariaDB error numbers, words of sqlite's message): what it means for people
+    ({"40P01", "40001"}, {1213, 1205}, ("database is locked",),
+     "the database gave up on a lock (a deadlock, or another writer held it too long): run it again"),
+    ({"22001"}, {1406}, ("too long",), "a value is too long for its column"),
+    ({"23505", "23503"}, {1062, 1451, 1452}, ("UNIQUE constraint", "FOREIGN KEY constraint"),
+     "the database refused a duplicate or a dangling reference"),
+    ({"08001", "08006", "57P03"}, {2002, 2003, 2005, 2006, 2013, 1045, 1049},
+     ("unable to open database file",), "cannot reach the database: is the server up, and DATABASE_URL right?"),
+)
+"""How database errors are told apart: by the driver's code where it has one (psycopg's `sqlstate`,
+MySQLdb's errno), by sqlite's message where not."""
+
+
+def explain(error: DatabaseError) -> str:
+    """A database error in one line that says what happened, with the driver's own message after it."""
+    cause = error.__cause__
+    sqlstate = getattr(cause, "sqlstate", None)
+    errno = cause.args[0] if cause is not None and cause.args and isinstance(cause.args[0], int) else None
+    message = " ".join(str(error).split())
+    for sqlstates, errnos, words, meaning in _WHAT_HAPPENED:
+        if sqlstate in sqlstates or errno in errnos or any(word in message for word in words):
+            return f"{meaning} ({message})"
+    if "connection" in message.lower() and "refused" in message.lower():
+        return f"cannot reach the database: is the server up, and DATABASE_URL right? ({message})"
+    return f"database error: {message}"
 
 
 def configure() -> None:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import DatabaseError, DataError, IntegrityError, OperationalError, ProgrammingError, connection
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 
@@ -68,3 +68,16 @@ def _python(code: str, home: Path) -> str:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    ("error", "meaning"),
+    [
+        (OperationalError("database is locked"), "the database gave up on a lock"),
+        (DataError("value too long for type character varying(255)"), "a value is too long for its column"),
+        (IntegrityError("UNIQUE constraint failed: pulp_sync_remote.name"), "the database refused a duplicate"),
+        (ProgrammingError("relation does not exist"), "database error: relation does not exist"),
+    ],
+)
+def test_database_errors_say_what_happened(error: DatabaseError, meaning: str) -> None:
+    assert database.explain(error).startswith(meaning)

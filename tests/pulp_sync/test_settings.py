@@ -47,3 +47,13 @@ def test_a_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
 
     assert done.returncode == 1
     assert done.stderr == f"Error: PULP_SYNC_HOME={home} is a file: give a directory (made if missing)\n"
+
+
+@pytest.mark.parametrize("url", ["postgres://postgres@127.0.0.1:9/pulp_sync", "mysql://root@127.0.0.1:9/pulp_sync"])
+def test_a_database_nobody_answers_for_says_so(tmp_path: Path, url: str) -> None:
+    env = {**os.environ, "PULP_SYNC_HOME": str(tmp_path / "home"), "DATABASE_URL": url}
+    done = subprocess.run([*PULP_SYNC, "repositories"], env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: cannot reach the database: is the server up, and DATABASE_URL right? (")
+    assert done.stderr.count("\n") == 1, done.stderr
