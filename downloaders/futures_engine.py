@@ -158,11 +158,9 @@ class FuturesDownloader(BaseDownloader):
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
                 raise HttpStatusError(url, response.status, response.reason or "", retry_after)
             with BodyWriter(request, temp_dir) as body:
-                for chunk in response.stream(self.settings.chunk_size, decode_content=False):
+                for chunk in _chunks(response, self.settings, deadline, url):
                     if cancelled.is_set():
                         raise FetchCancelled()
-                    if deadline is not None and time.monotonic() > deadline:
-                        raise DownloadTimeout(url, f"total_timeout of {self.settings.total_timeout}s ran out")
                     body.write(chunk)
                 result = body.path, body.finish(), body.size
         except HTTPError as error:
@@ -174,6 +172,34 @@ class FuturesDownloader(BaseDownloader):
         finally:
             response.release_conn()
         return result
+
+
+def _chunks(
+    response: urllib3.BaseHTTPResponse, settings: DownloaderSettings, deadline: float | None, url: str
+) -> Iterator[bytes]:
+    """The body as it arrives, never past `deadline` (the attempt's total_timeout).
+
+    Each read returns what the socket has (read1), at most a chunk, and waits no longer than what is
+    left of the deadline: a server that trickles a byte a second is cut off on time, where reading
+    whole chunks would only look at the clock every 256 kB.
+    """
+    sock = getattr(response.connection, "sock", None)
+    while True:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DownloadTimeout(url, f"total_timeout of {settings.total_timeout}s ran out")
+            if sock is not None:
+                sock.settimeout(left if settings.sock_read_timeout is None else min(left, settings.sock_read_timeout))
+        try:
+            chunk = response.read1(settings.chunk_size, decode_content=False)
+        except Urllib3Timeout as error:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise DownloadTimeout(url, f"total_timeout of {settings.total_timeout}s ran out") from error
+            raise
+        if not chunk:
+            return
+        yield chunk
 
 
 def _response(pool: urllib3.PoolManager, chain: Redirects) -> urllib3.BaseHTTPResponse:
