@@ -88,7 +88,12 @@ def reset(yes: bool) -> None:
     database.configure()
     if not yes:
         click.confirm(f"Delete all data in {database.describe()} and the artifact store?", abort=True)
-    database.reset()
+    from pulp_sync.store import StoreError
+
+    try:
+        database.reset()
+    except StoreError as error:
+        raise click.ClickException(f"fresh schema in {database.describe()}, but {error}") from error
     click.echo(f"Reset: fresh schema in {database.describe()}, empty artifact store")
 
 

@@ -91,23 +91,26 @@ def reset() -> None:
     sqlite's file is replaced by a copy of a freshly migrated template (made on first use, next to
     it). A server database whose schema is current is emptied by Django's `flush` (TRUNCATE,
     sequences restarted): the same state as dropping and migrating, several times quicker. Any
-    other server schema (older, or half made) is dropped and migrated afresh.
+    other server schema (older, or half made) is dropped and migrated afresh. A store that could not
+    be emptied raises StoreError after the database is reset.
     """
     from django.core.management import call_command
 
     configure()
     sqlite_file = _sqlite_file()
     connections.close_all()
-    artifact_store().remove_all()
-    if sqlite_file is not None:
-        _reset_sqlite(sqlite_file)
-        return
-    setup()
-    if _schema_is_current():
-        call_command("flush", verbosity=0, interactive=False)
-    else:
-        _drop_tables()
-    migrate()
+    try:
+        artifact_store().remove_all()
+    finally:  # files it could not delete are the store's error to report; the schema is fresh all the same
+        if sqlite_file is not None:
+            _reset_sqlite(sqlite_file)
+        else:
+            setup()
+            if _schema_is_current():
+                call_command("flush", verbosity=0, interactive=False)
+            else:
+                _drop_tables()
+            migrate()
 
 
 def describe() -> str:

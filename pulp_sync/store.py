@@ -18,13 +18,20 @@ from django.conf import settings
 
 from pulp_sync.processes import process_alive, this_process
 
-__all__ = ["ArtifactStore", "artifact_store"]
+__all__ = ["ArtifactStore", "StoreError", "artifact_store"]
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
+class StoreError(OSError):
+    """Some of the store could not be deleted; the message lists what (the first few) and why."""
+
+
 class ArtifactStore:
     """Files named by their sha256; a digest becomes a path only after it is checked to be one.
+
+    The root may be a symbolic link (a store moved to a bigger disk); nothing inside it is followed:
+    a link found in the store is an entry to remove or report, never a way out of the store.
 
     With `fsync`, each adopted file and its directory are flushed to disk before `adopt` returns,
     so an artifact recorded in the database survives a power cut. It costs two disk flushes per
@@ -90,14 +97,18 @@ class ArtifactStore:
             entry.unlink(missing_ok=True)
 
     def stored_files(self) -> Iterator[tuple[Path, str | None]]:
-        """Every file under the root but the temp dir, with the digest its path names (None: not an artifact's path)."""
+        """Every file under the root but the temp dir, with the digest its path names (None: not an
+        artifact's path); a symbolic link, to a file or a folder, is an entry naming no digest."""
         for folder, subfolders, files in os.walk(self.root):
             here = Path(folder)
             if here == self.root:
                 subfolders[:] = [name for name in subfolders if name != "tmp"]
+            links = [name for name in subfolders if (here / name).is_symlink()]  # os.walk lists, never enters
             for name in files:
                 path = here / name
-                yield path, self._digest_named_by(path)
+                yield path, None if path.is_symlink() else self._digest_named_by(path)
+            for name in links:
+                yield here / name, None
 
     def _digest_named_by(self, path: Path) -> str | None:
         """The digest whose artifact lives at `path`, or None: `relative_path_for` read backwards."""
@@ -127,9 +138,30 @@ class ArtifactStore:
         """The artifact's bytes, for reading."""
         return self.path_for(sha256).open("rb")
 
+    def holds(self, path: Path) -> bool:
+        """Whether `path` is a file inside the store through real folders only: no link on the way."""
+        relative = path.relative_to(self.root)
+        return path.resolve() == self.root.resolve() / relative and path.is_file()
+
     def remove_all(self) -> None:
-        """Delete every artifact and temp file (part of a reset)."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Delete every artifact and temp file (part of a reset): what is in the root, which may itself be
+        a link; a link inside is removed, never followed. StoreError lists what could not be deleted."""
+        failed: list[str] = []
+
+        def note(path: str, error: BaseException) -> None:
+            failed.append(f"{path} ({getattr(error, 'strerror', None) or error})")
+
+        for entry in sorted(self.root.iterdir()) if self.root.is_dir() else ():
+            try:
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry, onerror=lambda _function, path, info: note(path, info[1]))
+                else:
+                    entry.unlink()
+            except OSError as error:
+                note(str(entry), error)
+        if failed:
+            shown = "; ".join(failed[:5]) + (f"; and {len(failed) - 5} more" if len(failed) > 5 else "")
+            raise StoreError(f"could not delete {len(failed)} item(s) of the store: {shown}")
 
 
 def _flush(path: Path) -> None:

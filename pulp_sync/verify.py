@@ -119,7 +119,7 @@ def _check_artifacts(store: ArtifactStore, found: Verification) -> None:
         found.bytes += size
         found.marked_missing += missing
         path = store.path_for(sha256)
-        if not path.is_file():
+        if not store.holds(path):  # absent, or reached through a link: not in the store, never read or deleted
             if not missing:
                 found.missing.append(sha256)
         elif not _intact(path, sha256, size):

@@ -81,4 +81,4 @@ def test_workspace_is_removed_even_on_error(store: ArtifactStore) -> None:
 def test_remove_all(store: ArtifactStore) -> None:
     store.adopt(temp_file(store), DIGEST)
     store.remove_all()
-    assert not store.root.exists()
+    assert list(store.root.iterdir()) == [], "the root stays (it may be a link the operator made), empty"
