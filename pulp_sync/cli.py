@@ -10,6 +10,8 @@ from __future__ import annotations
 import gc
 import importlib
 import json
+import signal
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -164,7 +166,8 @@ def sync(
     remote = _save_remote(remote_name or repository_name, url, settings)
     repository, _ = Repository.objects.get_or_create(name=repository_name)
     if tasking == "inline":
-        _sync_inline(remote, repository, as_json, manifest_file)
+        with _signals_end_the_sync(repository.name):
+            _sync_inline(remote, repository, as_json, manifest_file)
     else:
         with _redis_errors():
             _sync_task(remote, repository, as_json, wait, manifest_file)
@@ -360,6 +363,37 @@ def _name_from_url(url: str) -> str:
     if segments and segments[-1] == "PULP_MANIFEST":
         segments.pop()
     return "-".join(segments) or parts.hostname or "repository"
+
+
+class _Stopped(BaseException):
+    """A signal asked an inline sync to end (a BaseException, as KeyboardInterrupt, so that no handler of
+    errors takes it for a failure of the sync: it unwinds, and each `finally` on the way cleans up)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextmanager
+def _signals_end_the_sync(repository: str) -> Iterator[None]:
+    """SIGTERM (what systemd and container runtimes send) and SIGINT (Ctrl-C) end an inline sync cleanly:
+    its workspace of partial downloads is removed on the way out, the repository keeps its version, the
+    verified artifacts stay for the next sync; the exit status is 128 + the signal's number (143, 130)."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise _Stopped(signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    except _Stopped as stopped:
+        name = signal.Signals(stopped.signum).name
+        click.echo(f"Error: stopped by {name}; {repository!r} keeps its version, and the artifacts downloaded "
+                   "so far are kept, so syncing again resumes", err=True)
+        sys.exit(128 + stopped.signum)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _sync_inline(remote: Remote, repository: Repository, as_json: bool, manifest_file: Path | None) -> None:

@@ -242,3 +242,24 @@ def test_a_full_disk_fails_clearly_and_leaves_no_partial_artifact(
     assert {digest for _, digest in store.stored_files()} == kept, "every file stored is recorded, and no more"
     sizes = {e.sha256: e.size for e in parse_manifest(crash_tree / repository / "PULP_MANIFEST")}
     assert all(store.path_for(digest).stat().st_size == sizes[digest] for digest in kept), "no partial artifact"
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_ends_the_inline_sync_cleanly(db: Path, paced_server: str, signum: int, status: int) -> None:
+    url = paced_server + "repo/PULP_MANIFEST"
+    command = [str(PULP_SYNC), "sync", url, "--repository", "repo", "--concurrency", "1"]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    while workspace_of(child.pid) is None and child.poll() is None:
+        time.sleep(0.005)
+    workspace = workspace_of(child.pid)
+    time.sleep(0.5)  # of about 3 s of downloads, one at a time: some done, one in flight
+    assert child.poll() is None, "the sync was still running when signalled"
+    child.send_signal(signum)
+    _, stderr = child.communicate(timeout=30)
+
+    assert child.returncode == status, stderr
+    assert stderr.endswith(f"Error: stopped by {signal.Signals(signum).name}; 'repo' keeps its version, and the "
+                           "artifacts downloaded so far are kept, so syncing again resumes\n"), stderr
+    assert workspace is not None and not workspace.exists(), "the partial downloads are removed"
+    assert not Repository.objects.get(name="repo").versions.exists()
+    assert verify_store(artifact_store()).problems() == 0, "no temp file left, the store agrees with its rows"
