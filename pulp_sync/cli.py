@@ -345,14 +345,26 @@ def _long_lived_objects() -> Iterator[None]:
 def _save_remote(name: str, url: str, settings: dict[str, Any]) -> Remote:
     """Create or update the remote; validated first, so a bad value is never saved. A URL of another
     origin clears the credentials not given again (Remote.moved_to), as in the API."""
+    from django.db import IntegrityError
+
     from pulp_sync.models import Remote
 
-    remote = Remote.objects.filter(name=name).first() or Remote(name=name)
     given = {field: value for field, value in settings.items() if value is not None}
+    try:
+        return _saved(Remote.objects.filter(name=name).first() or Remote(name=name), url, given)
+    except IntegrityError:  # another command made it in the meantime (several first syncs at once): update it
+        return _saved(Remote.objects.get(name=name), url, given)
+
+
+def _saved(remote: Remote, url: str, given: dict[str, Any]) -> Remote:
+    """The remote with the URL and settings given, validated, then saved in a transaction of its own."""
+    from django.db import transaction
+
     for field, value in {**remote.moved_to(url), "url": url, **given}.items():
         setattr(remote, field, value)
-    remote.full_clean()
-    remote.save()
+    remote.full_clean(validate_unique=False)  # the database's unique index is the judge, race-free
+    with transaction.atomic():
+        remote.save()
     return remote
 
 

@@ -6,11 +6,13 @@ use it: a reset on sqlite needs none of it, and the harness runs one reset per r
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.util
 import os
 import pkgutil
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -35,6 +37,14 @@ _WHAT_HAPPENED = (
 )
 """How database errors are told apart: by the driver's code where it has one (psycopg's `sqlstate`,
 MySQLdb's errno), by sqlite's message where not."""
+
+
+_SCHEMA_LOCK_NAME = "pulp_sync.schema"
+_SERVER_LOCKS = {
+    "postgresql": ("SELECT pg_advisory_lock(hashtext(%s))", "SELECT pg_advisory_unlock(hashtext(%s))"),
+    "mysql": ("SELECT GET_LOCK(%s, 3600)", "SELECT RELEASE_LOCK(%s)"),  # MariaDB takes no -1 (forever)
+}
+"""How each database server takes and gives back the schema lock (see _schema_lock)."""
 
 
 def explain(error: DatabaseError) -> str:
@@ -66,11 +76,38 @@ def setup() -> None:
 
 
 def migrate() -> None:
-    """Bring the schema up to date, quietly; a no-op when it already is."""
+    """Bring the schema up to date, quietly; a no-op when it already is. Under the schema lock, so any
+    number of processes starting on an empty database at once (an API, workers, syncs) migrate it once."""
     from django.core.management import call_command
 
     setup()
-    call_command("migrate", verbosity=0, interactive=False)
+    with _schema_lock():
+        call_command("migrate", verbosity=0, interactive=False)
+
+
+@contextmanager
+def _schema_lock() -> Iterator[None]:
+    """One process at a time changes the schema: a PostgreSQL advisory lock, a MariaDB/MySQL named lock
+    (both held by the connection, so a process that dies lets go of them), or for sqlite an flock on a
+    file beside the database. A second process waits, then finds its migrations done."""
+    if connection.vendor in _SERVER_LOCKS:
+        take, give = _SERVER_LOCKS[connection.vendor]
+        with connection.cursor() as cursor:
+            cursor.execute(take, [_SCHEMA_LOCK_NAME])
+        try:
+            yield
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute(give, [_SCHEMA_LOCK_NAME])
+        return
+    sqlite_file = _sqlite_file()
+    lock_path = Path(f"{sqlite_file}.migrate-lock") if sqlite_file else Path(settings.PULP_SYNC_HOME) / "migrate.lock"
+    with lock_path.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def ensure_schema() -> None:

@@ -211,3 +211,28 @@ def assert_fresh(pulp: PulpSync) -> None:
     data = {label: rows for label, rows in state["rows"].items() if label not in SCHEMA_RECORDS}
     assert "pulp_sync.Artifact" in data and set(data.values()) == {0}, data
     assert pulp.stored_files() == 0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_first_commands_at_once_on_an_empty_database_all_succeed(engine: str, tmp_path: Path, remote: str) -> None:
+    """Four processes start on a database nobody has migrated (an API and workers coming up together): the
+    schema lock has one migrate it and the others wait; then four first syncs name one new remote."""
+    with throwaway_database(engine, tmp_path) as url:
+        home = tmp_path / "home"
+        cli = PulpSync({**os.environ, "DATABASE_URL": url, "PULP_SYNC_HOME": str(home)}, home)
+        listings = [_started(cli, "repositories") for _ in range(4)]
+        finished = [child.communicate(timeout=240) + (child.returncode,) for child in listings]
+        assert [status for _, _, status in finished] == [0] * 4, [stderr for _, stderr, _ in finished]
+        assert cli.state()["unapplied"] == []
+
+        syncs = [_started(cli, "sync", remote + "paths/PULP_MANIFEST", "--remote", "shared-remote",
+                          "--repository", f"repo-{n}", "--downloader", "futures") for n in range(4)]
+        finished = [child.communicate(timeout=240) + (child.returncode,) for child in syncs]
+        assert [status for _, _, status in finished] == [0] * 4, [stderr for _, stderr, _ in finished]
+        rows = cli.state()["rows"]
+        assert (rows["pulp_sync.Remote"], rows["pulp_sync.Repository"]) == (1, 4)
+
+
+def _started(cli: PulpSync, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([str(PULP_SYNC), *args], env=cli.env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
