@@ -12,6 +12,7 @@ import importlib
 import json
 import signal
 import sys
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
@@ -233,11 +234,16 @@ def worker(worker_class: str, burst: bool, queue_name: str | None) -> None:
         run_worker(worker_class, queue_name, burst)
 
 
-@cli.command()
-@click.option("--state", help="Only the tasks in this state: waiting, running, completed or failed.")
+@cli.group(invoke_without_command=True)
+@click.option("--state", help="Only the tasks in this state: waiting, running, completed, failed, canceling or "
+              "canceled.")
 @click.option("--json", "as_json", is_flag=True, help="Print the tasks as one JSON array.")
-def tasks(state: str | None, as_json: bool) -> None:
-    """List the tasks, newest first, with their progress; first fail the tasks of workers that died."""
+@click.pass_context
+def tasks(ctx: click.Context, state: str | None, as_json: bool) -> None:
+    """List the tasks, newest first, with their progress; first fail the tasks of workers that died.
+    `pulp-sync tasks cancel ID` cancels one."""
+    if ctx.invoked_subcommand is not None:
+        return
     _open_database()
     from redis.exceptions import RedisError
 
@@ -436,6 +442,8 @@ def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool
         return
     report = SyncReport(**task.report) if task.report else None
     error = (task.error or "failed") if task.state == TaskState.FAILED else None
+    if task.state == TaskState.CANCELED:
+        error = f"task {task.pk} was canceled; the repository keeps its version"
     _print_outcome(report, error, as_json, _task_timing(task))
 
 
@@ -488,6 +496,30 @@ def _print_verification(found: Verification) -> None:
         click.echo(f"incomplete: {version}")
     if not found.problems():
         click.echo("The store and the database agree.")
+
+
+@tasks.command("cancel")
+@click.argument("task_id", type=click.UUID)
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="Wait until a running task's worker has stopped it.")
+def cancel(task_id: uuid.UUID, wait: bool) -> None:
+    """Cancel a waiting task at once, or a running one (its worker stops it, removing its partial
+    downloads; the repository keeps its version). A finished task cannot be canceled (exit 1)."""
+    _open_database()
+    from pulp_sync.models import Task, TaskState
+    from pulp_sync.tasks import cancel_task, wait_for
+
+    task = Task.objects.filter(pk=task_id).first()
+    if task is None:
+        raise click.ClickException(f"no task {task_id}; `pulp-sync tasks` lists them")
+    if task.is_finished:
+        raise click.ClickException(f"task {task_id} is {task.state} and cannot be canceled")
+    task = cancel_task(task_id)
+    if task.state == TaskState.CANCELING and wait:
+        task = wait_for(task)
+    if task.state not in (TaskState.CANCELING, TaskState.CANCELED):
+        raise click.ClickException(f"task {task_id} ended {task.state} before it could be canceled")
+    click.echo(f"{'Canceled' if task.state == TaskState.CANCELED else 'Canceling'} task {task_id}")
 
 
 def _task_row(task: Task) -> list[str]:

@@ -347,3 +347,20 @@ def test_sync_through_rq_on_server_databases(
     report = listed[0]["report"]
     assert (report["version"], report["artifacts_downloaded"], listed[0]["created_version"]) == (1, 11, 1)
     assert (listed[0]["artifacts_done"], listed[0]["bytes_done"]) == (11, report["bytes_downloaded"])
+
+
+def test_tasks_cancel_cancels_a_waiting_task_once(db: Path, server: str, queue: str) -> None:
+    task = dispatch_sync(*sync_source(server + "good/PULP_MANIFEST"), tasking="rq")  # no worker: it waits
+
+    canceled = invoke("tasks", "cancel", str(task.pk))
+    assert (canceled.exit_code, canceled.stdout) == (0, f"Canceled task {task.pk}\n"), canceled.output
+    task.refresh_from_db()
+    assert task.state == TaskState.CANCELED and task.finished is not None
+    listed = invoke("tasks", "--state", "canceled", "--json")
+    assert [row["id"] for row in json.loads(listed.stdout)] == [str(task.pk)], listed.output
+
+    again = invoke("tasks", "cancel", str(task.pk))
+    assert again.exit_code == 1 and again.stderr == f"Error: task {task.pk} is canceled and cannot be canceled\n"
+    unknown = invoke("tasks", "cancel", "00000000-0000-4000-8000-000000000000")
+    assert unknown.exit_code == 1 and "no task 00000000-0000-4000-8000-000000000000" in unknown.stderr
+    assert invoke("tasks", "cancel", "not-a-task").exit_code == 2
