@@ -10,14 +10,16 @@ run (HighWater), which misses only growth in a process's last few milliseconds.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["ChildRun", "HighWater", "run_child", "descendants"]
+__all__ = ["ChildRun", "HighWater", "run_child", "descendants", "stop_groups"]
 
 
 @dataclass(frozen=True)
@@ -127,3 +129,37 @@ def _wait4(
             child.kill()
             deadline = None
         time.sleep(0.01)
+
+
+def stop_groups(processes: Sequence[subprocess.Popen[bytes]], patience: float) -> None:
+    """Stop servers started each as the leader of its own process group (start_new_session): SIGTERM to
+    every group, SIGKILL to those left after `patience` seconds; returns once each leader is reaped and
+    its group is gone (or after another bounded wait, for a group whose reaper is slow)."""
+    for process in processes:
+        _signal_group(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + patience
+    for process in processes:
+        with suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=max(0.0, deadline - time.monotonic()))
+    for process in processes:
+        if process.poll() is None or _group_alive(process.pid):
+            _signal_group(process.pid, signal.SIGKILL)
+        process.wait()
+    deadline = time.monotonic() + patience
+    while any(_group_alive(process.pid) for process in processes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _signal_group(group: int, signum: int) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signum)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -21,7 +21,6 @@ import json
 import os
 import re
 import secrets
-import signal
 import socket
 import subprocess
 import time
@@ -29,11 +28,12 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from harness.child import stop_groups
 from harness.errors import HarnessError
 from harness.pulpapi import PulpApi
 
@@ -118,7 +118,7 @@ def running_pulpcore(state_dir: Path, venv: Path | None = None, database: str = 
             _wait_until_up(server, {"pulpcore-api": api, "pulpcore-worker": worker}, logs)
             yield server
         finally:
-            _stop([process for process in (api, worker) if process is not None])
+            stop_groups([process for process in (api, worker) if process is not None], _STOP_SECONDS)
 
 
 def installed_version(venv: Path) -> str:
@@ -327,39 +327,6 @@ def _worker_online(server: PulpServer) -> bool:
         return False
     names = {str(worker.get("name", "")) for worker in status.get("online_workers") or []}
     return any(name.startswith(f"{pid}@") for pid in server.worker_pids for name in names)
-
-
-def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
-    """SIGTERM to every process group, SIGKILL to those left after a few seconds; returns once each
-    leader is reaped and its group is gone (or after a bounded wait, for a group whose reaper is slow)."""
-    for process in processes:
-        _signal_group(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + _STOP_SECONDS
-    for process in processes:
-        with suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.poll() is None or _group_alive(process.pid):
-            _signal_group(process.pid, signal.SIGKILL)
-        process.wait()
-    deadline = time.monotonic() + _STOP_SECONDS
-    while any(_group_alive(process.pid) for process in processes) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
-def _signal_group(group: int, signum: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signum)
-
-
-def _group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _logs_tail(logs: Path) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from harness import defaults, pulpcli
-from harness.child import run_child
+from harness.child import run_child, stop_groups
 from harness.databases import create_database, server_database_url
 from harness.errors import HarnessError
 from harness.pulpapi import PulpApi
@@ -31,6 +31,8 @@ __all__ = ["PulpSyncServerFailed", "running_pulp_sync", "USERNAME"]
 USERNAME = "bench"
 """The API user the harness creates for itself."""
 _START_SECONDS = 60.0
+_STOP_SECONDS = 10.0
+"""How long gunicorn gets to stop its workers after SIGTERM before its process group is killed."""
 """Bound on gunicorn announcing its address."""
 _QUEUE = f"{QUEUE}-server"
 """The server's own RQ queue: the queue of `tasking = "rq"` variants has their workers, on their database."""
@@ -67,12 +69,7 @@ def running_pulp_sync(state_dir: Path, db: str | None,
             with running_workers(1, "fork", env, command, _QUEUE) as workers:
                 yield PulpApi(url, USERNAME, password), workers.pids
         finally:
-            api.terminate()
-            try:
-                api.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                api.kill()
-                api.wait()
+            stop_groups([api], _STOP_SECONDS)
 
 
 def _announced(api: subprocess.Popen[bytes], log: IO[bytes]) -> str:
