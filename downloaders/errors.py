@@ -25,6 +25,7 @@ from __future__ import annotations
 from downloaders import defaults
 
 __all__ = [
+    "printable",
     "quoted",
     "DownloadError",
     "UnsupportedURL",
@@ -42,11 +43,17 @@ __all__ = [
 ]
 
 
+def printable(text: str) -> str:
+    """`text` with every character that does not print (raw bytes of an answer, escape sequences)
+    written as its escape: safe to show on a terminal or in an API answer."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def quoted(text: object) -> str:
-    """A library's error text as an error of ours may quote it: characters that do not print escaped,
-    at most `defaults.QUOTED_CHARS` of them. The text may carry what the server answered (aiohttp puts
-    a bad status line in its error), and that must not reach a sync's users raw or whole."""
-    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in str(text))
+    """A library's error text as an error of ours may quote it: `printable`, at most
+    `defaults.QUOTED_CHARS` characters. The text may carry what the server answered (aiohttp puts a
+    bad status line in its error), and that must not reach a sync's users raw or whole."""
+    shown = printable(str(text))
     return shown if len(shown) <= defaults.QUOTED_CHARS else shown[: defaults.QUOTED_CHARS - 3] + "..."
 
 

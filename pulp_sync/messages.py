@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from downloaders.errors import printable
+
 __all__ = ["one_line", "redact", "for_the_record", "MAX_RECORDED_CHARS"]
 
 MAX_RECORDED_CHARS = 1000
@@ -31,5 +33,5 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 def for_the_record(text: str, limit: int = MAX_RECORDED_CHARS) -> str:
     """`text` as an error that is stored and shown to API users: every character that does not print (raw
     bytes of an answer, escape sequences) written as its escape, and cut to `limit` characters."""
-    shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    shown = printable(text)
     return shown if len(shown) <= limit else shown[: limit - 1] + "…"
