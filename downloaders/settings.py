@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections.abc
 import json
 import math
+import re
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -21,13 +22,18 @@ from downloaders.addresses import AddressPolicy
 __all__ = ["DownloaderSettings", "RemoteSetting", "REMOTE_SETTINGS", "remote_setting", "parse_setting", "is_pem"]
 
 
+_PEM_BEGIN = re.compile(r"^\s*-----BEGIN ", re.MULTILINE)
+
+
 def is_pem(value: object) -> bool:
     """Whether a `ca_cert`, `client_cert` or `client_key` value is PEM text rather than a file's path.
 
     Pulp stores certificates and keys as text; the command line and older plugins give files. PEM
-    text starts (after whitespace) with `-----BEGIN`, which no sensible path does.
+    text has a line starting `-----BEGIN `, which no sensible path has; lines before it are allowed, as
+    OpenSSL allows them (`openssl pkcs12` writes "Bag Attributes" there), so that text the command
+    line and the API accept is read as text here too.
     """
-    return isinstance(value, str) and value.lstrip().startswith("-----BEGIN")
+    return isinstance(value, str) and _PEM_BEGIN.search(value) is not None
 
 
 def _check_timeout(name: str, value: float | None) -> None:

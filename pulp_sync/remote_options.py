@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from downloaders.settings import REMOTE_SETTINGS, RemoteSetting
+from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, is_pem
 
 __all__ = ["remote_options", "settings_from_options", "refuse_password_in_url"]
 
@@ -138,7 +138,7 @@ def _pem_text(setting: RemoteSetting, path: str) -> str:
         text = Path(path).read_text(encoding="ascii")
     except (OSError, UnicodeDecodeError) as error:
         raise click.BadParameter(f"{path} cannot be read as PEM text: {error}", param_hint=hint) from error
-    if "-----BEGIN " not in text:
+    if not is_pem(text):
         raise click.BadParameter(f"{path} holds no PEM block (-----BEGIN ...)", param_hint=hint)
     return text
 

@@ -94,7 +94,7 @@ def fetched(outcome: object) -> None:
     assert outcome.path.read_bytes() == BODY
 
 
-@pytest.mark.parametrize("leading", ["", "\n  "])
+@pytest.mark.parametrize("leading", ["", "\n  ", "Bag Attributes\n    friendlyName: as openssl pkcs12 writes\n"])
 def test_ca_cert_as_pem_text(engine: str, servers: Servers, tmp_path: Path, leading: str) -> None:
     fetched(fetch_one(engine, servers.url, tmp_path, ca_cert=leading + servers.server.cert_text))
 
