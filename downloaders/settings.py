@@ -135,6 +135,13 @@ class RemoteSetting:
     help: str
     secret: bool
 
+    @property
+    def flag(self) -> str:
+        """Its option on `pulp-sync sync`'s command line (`--sock-read-timeout`), whose secrets add
+        `-env` or `-file`: one spelling for the command line that defines the options and the harness
+        that writes them."""
+        return "--" + self.name.replace("_", "-")
+
     def coerce(self, value: Any) -> Any:
         """`value` as this setting's type: text (a command line's, an environment variable's) is parsed,
         other values are checked; raises ValueError naming the setting."""

@@ -93,7 +93,8 @@ def remote_arguments(settings: Mapping[str, Any]) -> tuple[list[str], dict[str, 
     options: list[str] = []
     secrets: dict[str, str] = {}
     for name, value in settings.items():
-        flag, setting = "--" + name.replace("_", "-"), remote_setting(name)
+        setting = remote_setting(name)
+        flag = setting.flag
         if setting.kind is dict:
             for number, (header, text) in enumerate(value.items()):
                 variable = _SECRET_VARIABLE.format(f"HEADER_{number}")

@@ -80,7 +80,7 @@ def refuse_password_in_url(url: str, param_hint: str) -> None:
 
 
 def _flag(setting: RemoteSetting, suffix: str = "") -> str:
-    return "--" + setting.name.replace("_", "-") + suffix
+    return setting.flag + suffix
 
 
 def _options_of(setting: RemoteSetting) -> list[Callable[[F], F]]:
