@@ -17,7 +17,7 @@ import time
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 __all__ = ["ChildRun", "HighWater", "run_child", "descendants", "stop_groups"]
 
@@ -88,18 +88,43 @@ def descendants(pid: int) -> list[int]:
 
 
 def _tree(pid: int) -> list[int]:
-    """`pid` and its descendants, from /proc/<pid>/task/<tid>/children."""
+    """`pid` and its descendants, from /proc/<pid>/task/<tid>/children where the kernel has those files
+    (CONFIG_PROC_CHILDREN; cheap enough to sample every few milliseconds), else from every process's
+    parent in /proc/<pid>/stat."""
+    children = _children_files if _HAS_CHILDREN_FILES else _children_by_parent()
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
         found.append(current)
-        try:
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children") as children:
-                    todo.extend(int(child) for child in children.read().split())
-        except OSError:
-            continue
+        todo.extend(children(current))
     return found
+
+
+def _children_files(pid: int) -> list[int]:
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as children:
+                found.extend(int(child) for child in children.read().split())
+    except OSError:
+        pass
+    return found
+
+
+def _children_by_parent() -> Callable[[int], list[int]]:
+    by_parent: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            by_parent.setdefault(parent, []).append(int(entry))
+    return lambda pid: by_parent.get(pid, [])
+
+
+_HAS_CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
 
 
 def _vm_hwm_kib(pid: int) -> int:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import time
 
-from harness.child import run_child
+import pytest
+
+from harness import child
+from harness.child import descendants, run_child
 
 GROW = "b = bytearray({mb} * 1024 * 1024)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport time; time.sleep(0.1)"
 
@@ -29,3 +35,23 @@ def test_output_status_and_cpu_are_recorded() -> None:
 def test_a_child_past_its_timeout_is_killed() -> None:
     done = run_child(["sleep", "30"], timeout=0.2)
     assert done.returncode < 0 and done.wall_seconds < 10
+
+
+@pytest.mark.parametrize("children_files", [True, False], ids=["children-files", "parents-in-stat"])
+def test_descendants_are_found_with_or_without_the_kernels_children_files(
+    children_files: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kernels without CONFIG_PROC_CHILDREN (and some sandboxes) have no /proc/<pid>/task/<tid>/children."""
+    monkeypatch.setattr(child, "_HAS_CHILDREN_FILES", children_files and child._HAS_CHILDREN_FILES)
+    shell = subprocess.Popen(["sh", "-c", "sleep 30 & wait"])
+    try:
+        found: list[int] = []
+        for _ in range(100):
+            found = [pid for pid in descendants(os.getpid()) if pid != shell.pid and pid in descendants(shell.pid)]
+            if found:
+                break
+            time.sleep(0.02)
+        assert shell.pid in descendants(os.getpid()) and len(found) == 1, "the shell and its sleep, two levels down"
+    finally:
+        shell.kill()
+        shell.wait()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from harness.child import descendants
 from harness.cli import bench_group
 from tests.harness.helpers import write_spec
 
@@ -64,11 +65,12 @@ def test_sigterm_stops_the_experiment_and_the_servers_it_started(tiny_tree: Path
     bench = subprocess.Popen([sys.executable, "-m", "harness", "run", str(spec), "--out", str(tmp_path / "out"),
                               "--state-dir", str(tmp_path / "state")], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "out" / "runs.csv").exists() and time.monotonic() < deadline:
+    servers: list[int] = []
+    deadline = time.monotonic() + 120
+    while not (servers and (tmp_path / "out" / "runs.csv").exists()) and time.monotonic() < deadline:
+        assert bench.poll() is None, f"the experiment ended early ({bench.returncode}): {bench.communicate()[1]}"
+        servers = [pid for pid in descendants(bench.pid) if _is_fixture_server(pid)]
         time.sleep(0.1)
-    children = Path(f"/proc/{bench.pid}/task/{bench.pid}/children").read_text().split()
-    servers = [int(pid) for pid in children if b"fixtures" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     assert servers, "the fixture server runs while the experiment does"
     bench.send_signal(signal.SIGTERM)
     _, stderr = bench.communicate(timeout=60)
@@ -76,3 +78,10 @@ def test_sigterm_stops_the_experiment_and_the_servers_it_started(tiny_tree: Path
     for pid in servers:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2], \
             f"fixture server {pid} outlived the experiment"
+
+
+def _is_fixture_server(pid: int) -> bool:
+    try:
+        return b"fixtures\0serve" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
