@@ -6,29 +6,32 @@ use it: a reset on sqlite needs none of it, and the harness runs one reset per r
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.util
 import os
 import pkgutil
+import random
 import shutil
-from contextlib import contextmanager
+import socket
+import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 import django
 from django.conf import settings
 from django.db import DatabaseError, connection, connections
 from django.utils.module_loading import import_string
 
+from pulp_sync import defaults, locks
 from pulp_sync.store import artifact_store
 
-__all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe", "explain"]
+__all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe", "explain", "retried", "identity"]
 
+_LOST_A_LOCK = ({"40P01", "40001"}, {1213, 1205}, ("database is locked",),
+                "the database gave up on a lock (a deadlock, or another writer held it too long): run it again")
 _WHAT_HAPPENED = (
     # (PostgreSQL SQLSTATEs, MySQL/MariaDB error numbers, words of sqlite's message): what it means for people
-    ({"40P01", "40001"}, {1213, 1205}, ("database is locked",),
-     "the database gave up on a lock (a deadlock, or another writer held it too long): run it again"),
+    _LOST_A_LOCK,
     ({"22001"}, {1406}, ("too long",), "a value is too long for its column"),
     ({"23505", "23503"}, {1062, 1451, 1452}, ("UNIQUE constraint", "FOREIGN KEY constraint"),
      "the database refused a duplicate or a dangling reference"),
@@ -38,27 +41,51 @@ _WHAT_HAPPENED = (
 """How database errors are told apart: by the driver's code where it has one (psycopg's `sqlstate`,
 MySQLdb's errno), by sqlite's message where not."""
 
+_SCHEMA_LOCK = "pulp_sync.schema"
 
-_SCHEMA_LOCK_NAME = "pulp_sync.schema"
-_SERVER_LOCKS = {
-    "postgresql": ("SELECT pg_advisory_lock(hashtext(%s))", "SELECT pg_advisory_unlock(hashtext(%s))"),
-    "mysql": ("SELECT GET_LOCK(%s, 3600)", "SELECT RELEASE_LOCK(%s)"),  # MariaDB takes no -1 (forever)
-}
-"""How each database server takes and gives back the schema lock (see _schema_lock)."""
+T = TypeVar("T")
 
 
 def explain(error: DatabaseError) -> str:
-    """A database error in one line that says what happened, with the driver's own message after it."""
-    cause = error.__cause__
-    sqlstate = getattr(cause, "sqlstate", None)
-    errno = cause.args[0] if cause is not None and cause.args and isinstance(cause.args[0], int) else None
-    message = " ".join(str(error).split())
-    for sqlstates, errnos, words, meaning in _WHAT_HAPPENED:
-        if sqlstate in sqlstates or errno in errnos or any(word in message for word in words):
-            return f"{meaning} ({message})"
+    """A database error in one line that says what happened, with the driver's own message (and any
+    note added on the way, such as how often it was tried) after it."""
+    message = " ".join(" ".join([str(error), *getattr(error, "__notes__", ())]).split())
+    for entry in _WHAT_HAPPENED:
+        if _is(error, entry):
+            return f"{entry[3]} ({message})"
     if "connection" in message.lower() and "refused" in message.lower():
         return f"cannot reach the database: is the server up, and DATABASE_URL right? ({message})"
     return f"database error: {message}"
+
+
+def retried(operation: Callable[[], T], tries: int = defaults.DATABASE_TRIES) -> T:
+    """`operation`'s result, running it again (up to `tries` times in all) while the database picks it as a
+    deadlock's victim or gives up waiting for a lock; the last such error carries a note saying so.
+
+    Concurrent syncs insert the same rows; sorted inserts make deadlocks rare, but MariaDB's gap locks
+    and PostgreSQL's foreign-key checks can still meet in a cycle, and the database then rolls one
+    transaction back for the caller to retry. `operation` must be a whole transaction (or a statement
+    in autocommit): inside an outer transaction the rollback undid more than `operation`, so there it
+    runs once and the outermost caller decides.
+    """
+    for attempt in range(1, tries + 1):
+        try:
+            return operation()
+        except DatabaseError as error:
+            if connection.in_atomic_block or not _is(error, _LOST_A_LOCK) or attempt == tries:
+                if attempt > 1:
+                    error.add_note(f"tried {attempt} times")
+                raise
+        time.sleep(random.uniform(0.05, 0.2) * attempt)  # apart, so the same transactions do not meet again
+    raise AssertionError("unreachable: the last try returns or raises")
+
+
+def _is(error: DatabaseError, entry: tuple[set[str], set[int], tuple[str, ...], str]) -> bool:
+    cause = error.__cause__
+    sqlstate = getattr(cause, "sqlstate", None)
+    errno = cause.args[0] if cause is not None and cause.args and isinstance(cause.args[0], int) else None
+    sqlstates, errnos, words, _ = entry
+    return sqlstate in sqlstates or errno in errnos or any(word in str(error) for word in words)
 
 
 def configure() -> None:
@@ -81,33 +108,8 @@ def migrate() -> None:
     from django.core.management import call_command
 
     setup()
-    with _schema_lock():
+    with locks.held(_SCHEMA_LOCK, wait=None):
         call_command("migrate", verbosity=0, interactive=False)
-
-
-@contextmanager
-def _schema_lock() -> Iterator[None]:
-    """One process at a time changes the schema: a PostgreSQL advisory lock, a MariaDB/MySQL named lock
-    (both held by the connection, so a process that dies lets go of them), or for sqlite an flock on a
-    file beside the database. A second process waits, then finds its migrations done."""
-    if connection.vendor in _SERVER_LOCKS:
-        take, give = _SERVER_LOCKS[connection.vendor]
-        with connection.cursor() as cursor:
-            cursor.execute(take, [_SCHEMA_LOCK_NAME])
-        try:
-            yield
-        finally:
-            with connection.cursor() as cursor:
-                cursor.execute(give, [_SCHEMA_LOCK_NAME])
-        return
-    sqlite_file = _sqlite_file()
-    lock_path = Path(f"{sqlite_file}.migrate-lock") if sqlite_file else Path(settings.PULP_SYNC_HOME) / "migrate.lock"
-    with lock_path.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def ensure_schema() -> None:
@@ -148,6 +150,22 @@ def reset() -> None:
             else:
                 _drop_tables()
             migrate()
+
+
+def identity() -> str:
+    """Which database this is, as its server knows it, whatever address DATABASE_URL gives it by: the
+    same for every process of one installation, on any host, and different for two installations that
+    share a Redis (see tasks.queue_name). PostgreSQL: its cluster's system identifier and the database;
+    MariaDB/MySQL: the server's host name and port and the database; sqlite: this host and the file."""
+    queries = {
+        "postgresql": "SELECT system_identifier::text, current_database() FROM pg_control_system()",
+        "mysql": "SELECT @@hostname, @@port, DATABASE()",
+    }
+    if connection.vendor not in queries:
+        return f"sqlite:{socket.gethostname()}:{Path(str(settings.DATABASES['default']['NAME'])).resolve()}"
+    with connection.cursor() as cursor:
+        cursor.execute(queries[connection.vendor])
+        return f"{connection.vendor}:" + ":".join(str(value) for value in cursor.fetchone())
 
 
 def describe() -> str:

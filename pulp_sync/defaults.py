@@ -21,3 +21,13 @@ a request that takes this long is stuck."""
 
 API_KEEPALIVE: int = 5
 """Seconds an idle kept-alive (or newly opened) connection waits for its next request before it is closed."""
+
+DATABASE_TRIES: int = 4
+"""Times a transaction is run before a lost deadlock (or lock wait) is an error: the first and three retries.
+Sorted inserts make a deadlock between concurrent syncs rare; three in a row means something else holds
+the rows, and the error says so."""
+
+REPOSITORY_WAIT: float = 6 * 3600
+"""Seconds a sync waits for another sync of the same repository to finish (PULP_SYNC_REPOSITORY_WAIT):
+as long as an RQ job may run (tasks.JOB_TIMEOUT), so a second sync outwaits any first one that is still
+alive, and a stuck one does not hold the queue for ever."""

@@ -10,8 +10,11 @@ CLI). Everything is read from the environment once, when Django starts:
 - `PULP_SYNC_FSYNC=1`: flush each artifact and its directory to disk when it is adopted.
 - `PULP_SYNC_MAX_MANIFEST_BYTES` (default 64 MiB, about 600,000 lines): the largest PULP_MANIFEST
   a sync downloads; a remote sending more fails the sync before it fills the disk or the memory.
+- `PULP_SYNC_REPOSITORY_WAIT` (default 21600, six hours): seconds a sync waits for another sync of the
+  same repository to finish; one repository builds one version at a time (pulp_sync/locks.py).
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the Redis of the RQ task queue.
-- `PULP_SYNC_QUEUE` (default `pulp-sync`): the RQ queue that syncs are queued on and workers take from.
+- `PULP_SYNC_QUEUE` (default `pulp-sync-` and a digest of the database's identity, tasks.queue_name): the
+  RQ queue that syncs are queued on and workers take from; two installations on one Redis get two.
 - `PULP_SYNC_REMOTE_ALLOW` (default empty: any) and `PULP_SYNC_REMOTE_DENY` (default link-local,
   `169.254.0.0/16,fe80::/10`): the remote-address policy every sync's downloads obey, as
   comma-separated networks and host names (downloaders/addresses.py); an empty DENY denies nothing.
@@ -29,6 +32,7 @@ from urllib.parse import urlsplit
 import dj_database_url
 
 from downloaders import AddressPolicy
+from pulp_sync import defaults
 from pulp_sync.errors import ConfigurationError
 from pulp_sync.messages import redact
 
@@ -38,6 +42,7 @@ __all__ = [
     "PULP_SYNC_FSYNC",
     "PULP_SYNC_MAX_MANIFEST_BYTES",
     "PULP_SYNC_ADDRESS_POLICY",
+    "PULP_SYNC_REPOSITORY_WAIT",
     "DATABASES",
     "INSTALLED_APPS",
     "SECRET_KEY",
@@ -73,6 +78,18 @@ def _positive_bytes(name: str, default: int) -> int:
     return int(text)
 
 
+def _seconds(name: str, default: float) -> float:
+    """A finite number of seconds, 0 or more, from the environment variable `name`."""
+    text = os.environ.get(name) or f"{default:g}"
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):  # also refuses nan
+        raise ConfigurationError(f"{name}={text!r}: give a number of seconds, 0 or more, e.g. {default:g}")
+    return seconds
+
+
 def _address_policy() -> AddressPolicy:
     try:
         return AddressPolicy.parse(os.environ.get("PULP_SYNC_REMOTE_ALLOW"), os.environ.get("PULP_SYNC_REMOTE_DENY"))
@@ -93,9 +110,11 @@ PULP_SYNC_ARTIFACTS = PULP_SYNC_HOME / "artifacts"
 PULP_SYNC_FSYNC = os.environ.get("PULP_SYNC_FSYNC", "") == "1"
 PULP_SYNC_MAX_MANIFEST_BYTES = _positive_bytes("PULP_SYNC_MAX_MANIFEST_BYTES", 64 * 1024 * 1024)
 PULP_SYNC_ADDRESS_POLICY = _address_policy()
+PULP_SYNC_REPOSITORY_WAIT = _seconds("PULP_SYNC_REPOSITORY_WAIT", defaults.REPOSITORY_WAIT)
+"""How long a sync waits for another sync of its repository to finish before it gives up."""
 """Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
 REDIS_URL = _redis_url()
-PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE") or "pulp-sync"
+PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE", "")
 
 _SQLITE_OPTIONS: dict[str, Any] = {
     # WAL lets readers run beside the one writer; synchronous=NORMAL is WAL's documented safe pairing

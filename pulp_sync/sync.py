@@ -11,10 +11,11 @@ thread: the downloader reads its requests from a spool file in the sync's worksp
 from __future__ import annotations
 
 import functools
+import logging
 import shutil
 import statistics
 import time
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
@@ -33,7 +34,9 @@ from downloaders import (
     DownloadResult,
     UnknownDownloader,
 )
+from pulp_sync import locks
 from pulp_sync.bulk import batches, insert_rows, now_for_insert
+from pulp_sync.database import retried
 from pulp_sync.manifest import ManifestError, parse_manifest
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
@@ -48,6 +51,8 @@ _INSERT_BATCH = 500
 """Rows per INSERT."""
 _FLUSH_SECONDS = 1.0
 """Longest time an adopted artifact waits for its row while downloads are slow."""
+
+log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SyncReport:
@@ -169,20 +174,40 @@ def sync_repository(
     """
     downloader, concurrency = _downloader(remote)
     store = artifact_store()
-    tally = _Tally(repository.name, remote.downloader, concurrency)
-    try:
-        with store.workspace(workspace_prefix) as workspace:
-            if manifest_file is None:
-                manifest = _fetch_manifest(downloader, remote.url, workspace)
-            else:
-                manifest = _copy_manifest(manifest_file, workspace)
-            plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
-            requests = _spooled_requests(plan.spool, remote.url)
-            _download(downloader, requests, plan, store, workspace, progress or NullProgress(), tally)
-            version = _create_version(repository, manifest)
-    except OSError as error:
-        raise SyncError(f"{one_line(error)}; {_unchanged(tally)}", error, tally.report(None)) from error
+    with _one_sync_at_a_time(repository):
+        tally = _Tally(repository.name, remote.downloader, concurrency)
+        try:
+            with store.workspace(workspace_prefix) as workspace:
+                if manifest_file is None:
+                    manifest = _fetch_manifest(downloader, remote.url, workspace)
+                else:
+                    manifest = _copy_manifest(manifest_file, workspace)
+                plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
+                requests = _spooled_requests(plan.spool, remote.url)
+                _download(downloader, requests, plan, store, workspace, progress or NullProgress(), tally)
+                version = _create_version(repository, manifest)
+        except OSError as error:
+            raise SyncError(f"{one_line(error)}; {_unchanged(tally)}", error, tally.report(None)) from error
     return tally.report(version)
+
+
+@contextmanager
+def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:
+    """Hold the repository's lock (pulp_sync/locks.py) for the whole sync: a second sync of it, from any
+    process or host, waits until the first is done, then finds its files there and, if the manifest did
+    not change, nothing left to do. Waiting is logged once; waiting longer than PULP_SYNC_REPOSITORY_WAIT
+    is an error."""
+    wait = settings.PULP_SYNC_REPOSITORY_WAIT
+
+    def waiting() -> None:
+        log.warning("Another sync of repository %s is running: waiting for it (up to %g s)", repository.name, wait)
+
+    try:
+        with locks.held(f"pulp_sync.repository:{repository.pk}", wait, waiting):
+            yield
+    except locks.LockTimeout as error:
+        raise SyncError(f"another sync of repository {repository.name} still runs after {wait:g} s; nothing was "
+                        "changed: sync again once it ends, or raise PULP_SYNC_REPOSITORY_WAIT", error) from error
 
 
 def file_url(manifest_url: str, relative_path: str) -> str:
@@ -340,50 +365,64 @@ class _ArtifactRecorder:
             self.flush()
 
     def flush(self) -> None:
-        """Record, place and confirm the batch; if that fails, what was not placed stays marked missing."""
+        """Record, place and confirm the batch; if that fails, what was not placed stays marked missing.
+
+        Rows go in sorted by digest, so that concurrent syncs inserting the same artifacts lock them
+        in one order (two orders can deadlock); a deadlock that happens all the same is retried.
+        """
         store, results = self._store, self._results
         if not results:
             return
         try:
             now = now_for_insert(Artifact)
-            rows = [(r.sha256, r.size, store.relative_path_for(r.sha256), now, True) for r in results]
-            insert_rows(Artifact, ("sha256", "size", "relative_path", "created", "missing"), rows, ignore_conflicts=True)
+            digests = sorted({r.sha256: r.size for r in results}.items())
+            rows = [(digest, size, store.relative_path_for(digest), now, True) for digest, size in digests]
+            retried(lambda: insert_rows(Artifact, ("sha256", "size", "relative_path", "created", "missing"), rows,
+                                        ignore_conflicts=True))
             for result in results:
                 store.adopt(result.path, result.sha256)
-            Artifact.objects.filter(sha256__in=[r.sha256 for r in results], missing=True).update(missing=False)
+            placed = Artifact.objects.filter(sha256__in=[digest for digest, _ in digests], missing=True)
+            retried(lambda: placed.update(missing=False))
         finally:
             results.clear()
             self._flushed = time.monotonic()
 
 
 def _create_version(repository: Repository, manifest: Path) -> int | None:
-    """In one transaction, make the manifest's content the repository's new version; None if unchanged."""
-    with transaction.atomic():
-        repository = Repository.objects.select_for_update().get(pk=repository.pk)
-        content = _content_ids(manifest)
-        latest = repository.latest_version()
-        if latest is not None and set(latest.content.values_list("pk", flat=True)) == content:
-            return None
-        version = RepositoryVersion.objects.create(repository=repository, number=latest.number + 1 if latest else 1)
-        for batch in batches(((version.pk, pk) for pk in sorted(content)), _INSERT_BATCH):
-            insert_rows(RepositoryContent, ("version", "content"), batch)
-        return version.number
+    """Make the manifest's content the repository's new version, in one transaction; None if unchanged.
+
+    The content rows are made first, each batch in a transaction of its own: they are shared by every
+    repository, and a version's transaction holding them all while other syncs insert theirs in
+    another order is how PostgreSQL deadlocked. The repository's lock (see _one_sync_at_a_time) keeps
+    its versions in order; the row lock below keeps them so for any caller that holds no such lock.
+    """
+    content = _content_ids(manifest)
+
+    def new_version() -> int | None:
+        with transaction.atomic():
+            locked = Repository.objects.select_for_update().get(pk=repository.pk)
+            latest = locked.latest_version()
+            if latest is not None and set(latest.content.values_list("pk", flat=True)) == content:
+                return None
+            version = RepositoryVersion.objects.create(repository=locked, number=latest.number + 1 if latest else 1)
+            for batch in batches(((version.pk, pk) for pk in sorted(content)), _INSERT_BATCH):
+                insert_rows(RepositoryContent, ("version", "content"), batch)
+            return version.number
+
+    return retried(new_version)
 
 
 def _content_ids(manifest: Path) -> set[int]:
-    """Get or create the FileContent of every manifest line, a batch at a time; their ids."""
+    """Get or create the FileContent of every manifest line, a batch at a time, sorted by key (see
+    _ArtifactRecorder.flush); their ids."""
     ids: set[int] = set()
     for batch in batches(parse_manifest(manifest), _LOOKUP_BATCH):
         artifacts = dict(Artifact.objects.filter(sha256__in={e.sha256 for e in batch}).values_list("sha256", "pk"))
         rows = {
             FileContent.key_for(e.relative_path, e.sha256): (e.relative_path, artifacts[e.sha256]) for e in batch
         }
-        insert_rows(
-            FileContent,
-            ("key", "relative_path", "artifact"),
-            [(key, path, pk) for key, (path, pk) in rows.items()],
-            ignore_conflicts=True,
-        )
+        ordered = [(key, path, pk) for key, (path, pk) in sorted(rows.items())]
+        retried(lambda: insert_rows(FileContent, ("key", "relative_path", "artifact"), ordered, ignore_conflicts=True))
         ids.update(FileContent.objects.filter(key__in=rows).values_list("pk", flat=True))
     return ids
 

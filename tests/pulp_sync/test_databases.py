@@ -90,8 +90,10 @@ class PulpSync:
     env: dict[str, str]
     home: Path
 
-    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(PULP_SYNC), *args], capture_output=True, text=True, env=self.env, timeout=240)
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """The command's outcome; `env` adds to (or overrides) this database's environment."""
+        return subprocess.run([str(PULP_SYNC), *args], capture_output=True, text=True, env={**self.env, **(env or {})},
+                              timeout=240)
 
     def sync(self, url: str, *args: str) -> dict[str, Any]:
         """`pulp-sync sync URL --json`, which must succeed; its report."""

@@ -23,6 +23,9 @@ PULP_SYNC = [sys.executable, "-m", "pulp_sync"]
         ("PULP_SYNC_MAX_MANIFEST_BYTES", "0", "PULP_SYNC_MAX_MANIFEST_BYTES='0': give a whole, positive number"),
         ("PULP_SYNC_REMOTE_DENY", "169.254.0.0/16,not a host", "PULP_SYNC_REMOTE_DENY: 'not a host' is neither"),
         ("PULP_SYNC_REMOTE_ALLOW", "10.0.0.0/33", "PULP_SYNC_REMOTE_ALLOW: '10.0.0.0/33' is neither"),
+        ("PULP_SYNC_REPOSITORY_WAIT", "inf", "PULP_SYNC_REPOSITORY_WAIT='inf': give a number of seconds, 0 or more"),
+        ("PULP_SYNC_REPOSITORY_WAIT", "nan", "PULP_SYNC_REPOSITORY_WAIT='nan': give a number of seconds, 0 or more"),
+        ("PULP_SYNC_REPOSITORY_WAIT", "1h", "PULP_SYNC_REPOSITORY_WAIT='1h': give a number of seconds, 0 or more"),
     ],
 )
 def test_a_setting_it_cannot_use_is_one_line(tmp_path: Path, variable: str, value: str, message: str) -> None:

@@ -1,0 +1,110 @@
+"""Named locks (pulp_sync/locks.py) and retried transactions (database.retried), in this process on sqlite.
+
+Threads stand for processes: each has its own database connection and its own open lock file, as two
+processes would. The locks of PostgreSQL and MariaDB are run by test_concurrent_syncs, process against
+process, on the real servers.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from django.db import OperationalError, transaction
+
+from pulp_sync import database, locks
+
+
+def test_a_second_holder_waits_says_so_once_and_gets_the_lock_when_it_is_free(db: Path) -> None:
+    holding, release, told = threading.Event(), threading.Event(), []
+
+    def first() -> None:
+        with locks.held("repository:1", wait=None):
+            holding.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    holding.wait(10)
+    threading.Timer(0.5, release.set).start()
+    started = time.monotonic()
+    with locks.held("repository:1", wait=10, waiting=lambda: told.append("waiting")):
+        waited = time.monotonic() - started
+    thread.join()
+    assert told == ["waiting"] and 0.4 < waited < 3
+
+
+def test_the_wait_is_bounded_and_other_names_are_free(db: Path) -> None:
+    holding, release = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with locks.held("repository:1", wait=None):
+            holding.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    holding.wait(10)
+    try:
+        started = time.monotonic()
+        with pytest.raises(locks.LockTimeout, match="still held by another process after 0.3 s"):
+            with locks.held("repository:1", wait=0.3):
+                pass
+        assert time.monotonic() - started < 1.5
+        with locks.held("repository:2", wait=0):
+            pass
+    finally:
+        release.set()
+        thread.join()
+    with locks.held("repository:1", wait=0):
+        pass
+
+
+def _lost(message: str = "database is locked") -> OperationalError:
+    return OperationalError(message)
+
+
+def test_a_lost_lock_is_tried_again_and_the_last_error_says_how_often(db: Path) -> None:
+    calls = []
+
+    def twice_then_done() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise _lost()
+        return "done"
+
+    assert database.retried(twice_then_done) == "done" and len(calls) == 3
+
+    calls.clear()
+
+    def always() -> None:
+        calls.append(1)
+        raise _lost()
+
+    with pytest.raises(OperationalError) as raised:
+        database.retried(always, tries=3)
+    assert len(calls) == 3 and "tried 3 times" in database.explain(raised.value)
+    assert database.explain(raised.value).startswith("the database gave up on a lock")
+
+
+def test_other_errors_and_errors_inside_a_transaction_are_not_retried(db: Path) -> None:
+    calls = []
+
+    def broken() -> None:
+        calls.append(1)
+        raise _lost("no such table: elsewhere")
+
+    with pytest.raises(OperationalError):
+        database.retried(broken)
+    assert len(calls) == 1
+
+    def locked() -> None:
+        calls.append(1)
+        raise _lost()
+
+    calls.clear()
+    with pytest.raises(OperationalError), transaction.atomic():
+        database.retried(locked)
+    assert len(calls) == 1, "the rollback undid the outer transaction too: only its owner may run it again"
