@@ -224,14 +224,14 @@ def verify(repair: bool, as_json: bool) -> None:
     help="fork: RQ's Worker, a work horse process per task; simple: RQ's SimpleWorker, tasks in its own process.",
 )
 @click.option("--burst", is_flag=True, help="Quit once the queue is empty.")
-@click.option("--queue", "queue_name", help="The RQ queue to take tasks from [default: $PULP_SYNC_QUEUE or pulp-sync].")
-def worker(worker_class: str, burst: bool, queue_name: str | None) -> None:
+@click.option("--queue", help="The RQ queue to take tasks from [default: $PULP_SYNC_QUEUE, else this database's own].")
+def worker(worker_class: str, burst: bool, queue: str | None) -> None:
     """Run the sync tasks queued on Redis ($REDIS_URL); first fail the tasks of workers that died."""
     _open_database()
     from pulp_sync.worker import run_worker
 
     with _redis_errors():
-        run_worker(worker_class, queue_name, burst)
+        run_worker(worker_class, queue, burst)
 
 
 @cli.group(invoke_without_command=True)

@@ -23,18 +23,21 @@ A sync already past its downloads finishes completed (or failed), as in Pulp.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import os
 import signal
 import time
 import uuid
+from datetime import timedelta
 from pathlib import Path
 from functools import partial
 from typing import Any, Callable
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import connections, transaction
+from django.db import DatabaseError, connections, transaction
 from django.utils import timezone
 from redis import Redis
 from redis.exceptions import RedisError
@@ -43,6 +46,7 @@ from rq.command import send_stop_job_command
 from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
 
+from pulp_sync import database
 from pulp_sync.messages import for_the_record, one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.processes import process_alive, this_process
@@ -65,6 +69,7 @@ __all__ = [
     "TaskProgress",
     "redis_connection",
     "redis_location",
+    "queue_name",
 ]
 
 TASKING = ("inline", "rq")
@@ -78,6 +83,9 @@ _PROGRESS_SECONDS = 0.25
 _POLL_SECONDS = 0.2
 _REAP_SECONDS = 2.0
 """How often `wait_for` checks that the task's process is still there."""
+_ENQUEUE_SECONDS = timedelta(seconds=60)
+"""How long a waiting task's job may be missing from Redis before the task counts as abandoned: its row
+is committed first and its job queued just after, so a reaper in another process can look in between."""
 _UNFINISHED = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
 _ENDED_JOB = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
 
@@ -91,6 +99,18 @@ class TaskCanceled(Exception):
 def redis_connection() -> Redis:
     """The Redis of REDIS_URL; connecting gives up after a few seconds rather than hanging."""
     return Redis.from_url(settings.REDIS_URL, socket_connect_timeout=5)
+
+
+def queue_name() -> str:
+    """The RQ queue of this installation's syncs: PULP_SYNC_QUEUE, or `pulp-sync-` and a digest of the
+    database's identity (database.identity), so that two installations sharing one Redis never take
+    each other's jobs while every worker of one installation, on any host, finds its jobs."""
+    return settings.PULP_SYNC_QUEUE or _installation_queue()
+
+
+@functools.cache
+def _installation_queue() -> str:
+    return "pulp-sync-" + hashlib.sha256(database.identity().encode()).hexdigest()[:12]
 
 
 def redis_location() -> str:
@@ -114,7 +134,7 @@ def dispatch_sync(
     worker must be able to read it at that path.
 
     inline: run it now, in this process, and return it finished (an unexpected error, such as the
-    database going away, is recorded on the task and raised). rq: queue it on PULP_SYNC_QUEUE and
+    database going away, is recorded on the task and raised). rq: queue it on `queue_name()` and
     return it waiting; it is queued once the caller's transaction (if any) commits, so that the
     worker finds its row. A task that Redis cannot take is failed, saying why.
     """
@@ -202,7 +222,7 @@ def reap_abandoned_tasks(connection: Redis | None = None) -> list[str]:
     Raises RedisError if an RQ task needs a look at Redis and Redis cannot be reached.
     """
     connection = connection or redis_connection()
-    unfinished = Task.objects.filter(state__in=_UNFINISHED).only("pk", "state", "worker", "job_id")
+    unfinished = Task.objects.filter(state__in=_UNFINISHED).only("pk", "state", "worker", "job_id", "created")
     return [str(task.pk) for task in unfinished if _reap(task, connection)]
 
 
@@ -303,7 +323,7 @@ class _ProgressFollower:
 
 def _enqueue(task: Task, manifest_file: Path | None = None) -> None:
     """Put the task's job on the queue; if Redis cannot take it, the task fails saying so."""
-    queue = Queue(settings.PULP_SYNC_QUEUE, connection=redis_connection())
+    queue = Queue(queue_name(), connection=redis_connection())
     try:
         queue.enqueue(
             run_sync_task,
@@ -325,7 +345,11 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
     """Run a waiting task here, from running to completed or failed; its final state."""
     started = Task.objects.filter(pk=task_id, state=TaskState.WAITING)
     if not started.update(state=TaskState.RUNNING, started=timezone.now(), worker=worker):
-        return Task.objects.get(pk=task_id).state  # it ended before it ran (found abandoned)
+        state = Task.objects.filter(pk=task_id).values_list("state", flat=True).first()
+        if state is None:
+            raise LookupError(f"task {task_id} is not in this worker's database ({database.describe()}): another "
+                              f"installation queued it on {queue_name()}; give each its own PULP_SYNC_QUEUE")
+        return state  # it ended before it ran (found abandoned)
     task = Task.objects.select_related("remote", "repository").get(pk=task_id)
     if task.remote is None or task.repository is None:
         _end(task_id, TaskState.FAILED, error="its remote or repository was deleted before it ran")
@@ -357,7 +381,12 @@ def _end(task_id: Any, state: TaskState, **fields: Any) -> bool:
 def _message(error: BaseException, remote: Remote) -> str:
     """The error in one line for people, the remote's passwords and any URL's password hidden, printable
     and bounded (messages.for_the_record)."""
-    text = one_line(error) if isinstance(error, SyncError) else f"{type(error).__name__}: {one_line(error)}"
+    if isinstance(error, SyncError):
+        text = one_line(error)
+    elif isinstance(error, DatabaseError):
+        text = database.explain(error)
+    else:
+        text = f"{type(error).__name__}: {one_line(error)}"
     return for_the_record(redact(text, (remote.password, remote.proxy_password)))
 
 
@@ -375,6 +404,8 @@ def _why_abandoned(task: Task, connection: Redis) -> str | None:
     try:
         job = Job.fetch(task.job_id, connection=connection)
     except NoSuchJobError:
+        if task.state == TaskState.WAITING and timezone.now() - task.created < _ENQUEUE_SECONDS:
+            return None  # its dispatcher may not have queued it yet (that comes after the commit)
         return "its RQ job is no longer in Redis"
     status = job.get_status(refresh=False)
     if status in _ENDED_JOB:

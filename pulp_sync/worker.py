@@ -11,7 +11,6 @@ import os
 import secrets
 import socket
 
-from django.conf import settings
 from django.db import connections
 from rq import SimpleWorker, Worker
 from rq.job import Job
@@ -37,19 +36,19 @@ class ForkWorker(Worker):
 WORKER_CLASSES: dict[str, type[BaseWorker]] = {"fork": ForkWorker, "simple": SimpleWorker}
 
 
-def run_worker(worker_class: str = "fork", queue_name: str | None = None, burst: bool = False) -> None:
+def run_worker(worker_class: str = "fork", queue: str | None = None, burst: bool = False) -> None:
     """Fail the tasks that dead workers abandoned, then run the queue's jobs until stopped.
 
     With `burst`, stop once the queue is empty. Django must be set up.
     """
-    from pulp_sync.tasks import on_work_horse_killed, reap_abandoned_tasks, redis_connection
+    from pulp_sync.tasks import on_work_horse_killed, queue_name, reap_abandoned_tasks, redis_connection
 
     connection = redis_connection()
     setup_loghandlers("INFO", name="pulp_sync")
     reap_abandoned_tasks(connection)
     connections.close_all()
     worker = WORKER_CLASSES[worker_class](
-        [queue_name or settings.PULP_SYNC_QUEUE],
+        [queue or queue_name()],
         connection=connection,
         name=_worker_name(),
         work_horse_killed_handler=on_work_horse_killed,

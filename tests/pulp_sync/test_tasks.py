@@ -12,14 +12,17 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 from redis import Redis
 from rq.exceptions import AbandonedJobError
 from rq.job import Job
@@ -247,7 +250,9 @@ def test_wait_for_gives_up_after_its_timeout(db: Path, server: str, queue: str) 
 def test_a_task_whose_job_left_redis_is_failed(db: Path, server: str, queue: str, redis: Redis) -> None:
     task = dispatch_sync(*sync_source(server + "good/PULP_MANIFEST"), tasking="rq")
     Job.fetch(task.job_id, connection=redis).delete()
+    assert reap_abandoned_tasks() == [], "a task just dispatched may not have reached Redis yet"
 
+    Task.objects.filter(pk=task.pk).update(created=timezone.now() - timedelta(minutes=2))
     assert reap_abandoned_tasks() == [str(task.pk)]
     task.refresh_from_db()
     assert task.state == TaskState.FAILED
@@ -364,3 +369,36 @@ def test_tasks_cancel_cancels_a_waiting_task_once(db: Path, server: str, queue: 
     unknown = invoke("tasks", "cancel", "00000000-0000-4000-8000-000000000000")
     assert unknown.exit_code == 1 and "no task 00000000-0000-4000-8000-000000000000" in unknown.stderr
     assert invoke("tasks", "cancel", "not-a-task").exit_code == 2
+
+
+_QUEUE_NAME = ("from pulp_sync import database; database.setup(); "
+               "from pulp_sync.tasks import queue_name; print(queue_name())")
+
+
+def test_two_installations_on_one_redis_keep_their_jobs_apart(server: str, tmp_path: Path, redis: Redis) -> None:
+    """Two databases on one PostgreSQL server, one Redis, no PULP_SYNC_QUEUE: each installation gets its
+    own queue, the same whichever address its processes reach the database by, and a worker of one
+    leaves the other's job alone."""
+    with throwaway_database("postgresql", tmp_path / "a") as first, \
+            throwaway_database("postgresql", tmp_path / "b") as second:
+        base = {key: value for key, value in os.environ.items() if key != "PULP_SYNC_QUEUE"}
+        a, b = ({**base, "DATABASE_URL": url, "PULP_SYNC_HOME": str(tmp_path / name)}
+                for url, name in ((first, "a"), (second, "b")))
+        a_elsewhere = {**a, "DATABASE_URL": first.replace("127.0.0.1", "localhost")}
+        assert a_elsewhere["DATABASE_URL"] != first
+        queues = [subprocess.run([sys.executable, "-c", _QUEUE_NAME], env=env, capture_output=True, text=True,
+                                 timeout=60).stdout.strip() for env in (a, a_elsewhere, b)]
+        try:
+            assert queues[0] == queues[1] != queues[2] and queues[0].startswith("pulp-sync-"), queues
+            queued = pulp_sync_json(a, "sync", server + "good/PULP_MANIFEST", "--tasking", "rq", "--no-wait")
+            other = subprocess.run([str(PULP_SYNC), "worker", "--burst"], env=b, capture_output=True, text=True,
+                                   timeout=120)
+            assert other.returncode == 0, other.stderr
+            assert [task["state"] for task in pulp_sync_json(a, "tasks")] == ["waiting"], "b's worker took a's job"
+            own = subprocess.run([str(PULP_SYNC), "worker", "--burst"], env=a, capture_output=True, text=True,
+                                 timeout=120)
+            assert own.returncode == 0, own.stderr
+            assert [(task["id"], task["state"]) for task in pulp_sync_json(a, "tasks")] == [(queued["id"], "completed")]
+        finally:
+            for queue in set(queues):
+                forget_queue(redis, queue)
