@@ -15,7 +15,7 @@ import sys
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, NoReturn
 from urllib.parse import urlsplit
 
 import click
@@ -436,7 +436,10 @@ def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool
         console = Console(stderr=True)
         if console.is_terminal:
             console.print(f"Queued task {task.pk}; waiting for a `pulp-sync worker` to run it")
-        task = wait_for(task, progress=progress_for(console))
+        try:
+            task = wait_for(task, progress=progress_for(console))
+        except KeyboardInterrupt:
+            _interrupted_wait(task)
     if not task.is_finished:
         click.echo(json.dumps(_task_dict(task)) if as_json else f"Queued task {task.pk}; `pulp-sync tasks` shows it")
         return
@@ -445,6 +448,30 @@ def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool
     if task.state == TaskState.CANCELED:
         error = f"task {task.pk} was canceled; the repository keeps its version"
     _print_outcome(report, error, as_json, _task_timing(task))
+
+
+def _interrupted_wait(task: Task) -> NoReturn:
+    """Ctrl-C while waiting for a task: ask whether to cancel it or leave it running (on a terminal; a
+    script's interrupt leaves it running), say what became of it, and exit 130 as an interrupt does."""
+    from django.db import connections
+
+    from pulp_sync.tasks import cancel_task
+
+    connections.close_all()  # the interrupt may have come in the middle of a query: start afresh
+    choice = "leave"
+    if sys.stdin.isatty():
+        try:
+            choice = click.prompt(f"\nCancel task {task.pk}, or leave it running?", err=True,
+                                  type=click.Choice(["cancel", "leave"]), default="leave")
+        except click.Abort:  # a second Ctrl-C, or the end of input
+            choice = "leave"
+    if choice == "cancel":
+        state = cancel_task(task.pk).state
+        click.echo(f"Task {task.pk} is {state}", err=True)
+    else:
+        click.echo(f"Task {task.pk} keeps running: `pulp-sync tasks` shows it, `pulp-sync tasks cancel "
+                   f"{task.pk}` cancels it", err=True)
+    sys.exit(128 + signal.SIGINT)
 
 
 def _task_timing(task: Task) -> dict[str, float | None]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import signal
 import socket
 import subprocess
@@ -402,3 +404,42 @@ def test_two_installations_on_one_redis_keep_their_jobs_apart(server: str, tmp_p
         finally:
             for queue in set(queues):
                 forget_queue(redis, queue)
+
+
+@pytest.mark.parametrize("answer", ["cancel", "leave"])
+def test_ctrl_c_while_waiting_for_a_task_asks_whether_to_cancel_it(
+    db: Path, server: str, queue: str, answer: str
+) -> None:
+    """On a terminal (a pty here), no worker running: the task waits until Ctrl-C, then the answer decides."""
+    env = {**os.environ, "PULP_SYNC_QUEUE": queue}
+    primary, secondary = pty.openpty()
+    waiting = subprocess.Popen([str(PULP_SYNC), "sync", server + "good/PULP_MANIFEST", "--tasking", "rq"], env=env,
+                               stdin=secondary, stdout=secondary, stderr=secondary)
+    os.close(secondary)
+    screen = _read_until(primary, b"to run it")
+    waiting.send_signal(signal.SIGINT)
+    screen += _read_until(primary, b"leave it running?")
+    os.write(primary, f"{answer}\n".encode())
+    screen += _read_until(primary, b"\n", after=b"Task ")
+    assert waiting.wait(timeout=30) == 130, screen
+    os.close(primary)
+    [task] = Task.objects.all()
+    if answer == "cancel":
+        assert task.state == TaskState.CANCELED and f"Task {task.pk} is canceled".encode() in screen
+    else:
+        assert task.state == TaskState.WAITING and f"pulp-sync tasks cancel {task.pk}".encode() in screen
+
+
+def _read_until(fd: int, expected: bytes, after: bytes = b"", seconds: float = 30) -> bytes:
+    """What the terminal shows until `expected` appears (after `after`, if given); fails after `seconds`."""
+    seen, deadline = b"", time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if after in seen and expected in seen[seen.index(after) + len(after):]:
+            return seen
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:  # the other side closed
+                break
+    raise AssertionError(f"{expected!r} not seen; the terminal showed {seen!r}")
