@@ -40,7 +40,7 @@ Exit status:
   0  every counted run succeeded (or --allow-failures)
   1  a counted run failed, the remote could not be used, or another error stopped the experiment
   2  a usage error: a bad flag, spec, sample size or remote setting, or a plan above --max-bytes
-  130  interrupted (Ctrl-C or SIGTERM); the runs made so far are saved (--resume continues)"""
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP or SIGQUIT); the runs made so far are saved (--resume continues)"""
 """The exit codes of `bench run` and `bench sweep`, shown under their --help."""
 
 
@@ -320,7 +320,8 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     run_options = RunOptions(state_dir=options["state_dir"],
                              progress=progress_for(Console(stderr=True), quiet=options["quiet"]))
     click.echo(f"Results: {folder}", err=True)
-    signal.signal(signal.SIGTERM, _interrupt)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, _interrupt)
     try:
         run_experiment(experiment, folder, run_options, previous, prepared)
     except KeyboardInterrupt:
@@ -334,8 +335,10 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM (systemd, a container, a CI's timeout) ends an experiment as Ctrl-C does: the servers it
-    started (fixture servers, pulpcore, pulp-sync's API) are stopped and the runs so far are kept."""
+    """SIGTERM (systemd, a container, a CI's timeout), SIGHUP (the terminal closed) and SIGQUIT end an
+    experiment as Ctrl-C does: the servers and workers it started (fixture servers, pulpcore, pulp-sync's
+    API, RQ workers) are stopped and the runs so far are kept. SIGKILL cannot be caught: what the
+    experiment started then outlives it."""
     raise KeyboardInterrupt
 
 

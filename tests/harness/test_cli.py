@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from harness.child import descendants
@@ -60,7 +61,10 @@ def test_run_and_sweep_list_their_exit_codes() -> None:
         assert "1  a counted run failed" in output and "2  a usage error" in output
 
 
-def test_sigterm_stops_the_experiment_and_the_servers_it_started(tiny_tree: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_stops_the_experiment_and_the_servers_it_started(
+    tiny_tree: Path, tmp_path: Path, signum: signal.Signals
+) -> None:
     spec = write_spec(tmp_path, tiny_tree, 'runs = 50\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
     bench = subprocess.Popen([sys.executable, "-m", "harness", "run", str(spec), "--out", str(tmp_path / "out"),
                               "--state-dir", str(tmp_path / "state")], stdout=subprocess.PIPE,
@@ -72,7 +76,7 @@ def test_sigterm_stops_the_experiment_and_the_servers_it_started(tiny_tree: Path
         servers = [pid for pid in descendants(bench.pid) if _is_fixture_server(pid)]
         time.sleep(0.1)
     assert servers, "the fixture server runs while the experiment does"
-    bench.send_signal(signal.SIGTERM)
+    bench.send_signal(signum)
     _, stderr = bench.communicate(timeout=60)
     assert bench.returncode == 130 and "Interrupted. The runs made so far are saved" in stderr
     for pid in servers:
