@@ -60,6 +60,15 @@ MANY = 2000
 """Small files fetched at once by the test of many small files."""
 AHEAD = 500
 """Requests of the tests that watch how far ahead of its consumer a downloader runs: far more than it may."""
+TRICKLE_BPS = 4096
+"""Bytes a second per connection of the trickle test's server: a chunk (4 KiB) each second, so no read
+waits long, yet each file takes seconds."""
+ALLOWANCE = 1.0
+"""deadline_allowance of the trickle test."""
+DERIVED_DEADLINE = 2.0
+"""The trickle test's deadline: ALLOWANCE, plus the file's size at a min_rate chosen to make this."""
+DEADLINE_SLACK = 1.5
+"""Seconds past the deadline a downloader may take to give up: a read of the trickle returns each second."""
 
 TRANSIENT = {
     "5xx": (FaultConfig(http_5xx=1.0, max_per_path=1), {}),
@@ -264,6 +273,29 @@ def test_size_mismatch_is_typed(
         f"reported an expected size of {expected} where the request says {request.size + offset}",
         "report the request's size as SizeMismatch.expected",
     )
+
+
+def test_a_trickling_body_ends_at_the_derived_deadline(subject: Subject, tree: Path, temp_dir: Path) -> None:
+    bound = DERIVED_DEADLINE + DEADLINE_SLACK
+    with serve_in_background(tree, profile=NetworkProfile(per_connection_bps=TRICKLE_BPS, name="trickle")) as running:
+        request = max(read_requests(tree, running.url), key=lambda request: request.size or 0)
+        assert request.size and request.size / TRICKLE_BPS > bound, "the body must trickle for longer than the bound"
+        min_rate = request.size / (DERIVED_DEADLINE - ALLOWANCE)
+        started = time.monotonic()
+        outcomes = subject.fetch_all(
+            [request], temp_dir, total_timeout=None, min_rate=min_rate, deadline_allowance=ALLOWANCE, max_retries=0
+        )
+        elapsed = time.monotonic() - started
+    rule = (
+        "end each attempt by deadline_seconds(request, settings), which without total_timeout is"
+        " deadline_allowance + size / min_rate"
+    )
+    assert elapsed < bound, subject.broke(
+        f"held a body trickling at {TRICKLE_BPS:,} B/s for {elapsed:.1f} s, with no total_timeout and a deadline"
+        f" of {DERIVED_DEADLINE:g} s ({ALLOWANCE:g} s + {request.size:,} bytes at {min_rate:,.0f} B/s)",
+        rule,
+    )
+    check_all_failed(subject, [request], outcomes, temp_dir, error=DownloadTimeout, attempts=1, rule=rule)
 
 
 @pytest.mark.parametrize("case", sorted(READ_TIMEOUTS))

@@ -11,14 +11,17 @@ kept stable for plugins (docs/plugins.md):
   and sha256, never leave a partial file), `RetryPolicy` with `DownloadJob` (a request's attempts
   so far, and the outcome to report), `RateLimiter`, `parse_retry_after`, `request_headers`,
   `build_ssl_context` (certificates and keys given as files or as PEM text, `is_pem`), `check_url`,
-  and `Redirects` with `redirect_location` (redirects followed hop by hop: each checked against the
-  address policy, credentials and configured headers kept to the remote's origin).
+  `Redirects` with `redirect_location` (redirects followed hop by hop: each checked against the
+  address policy, credentials and configured headers kept to the remote's origin), and
+  `deadline_seconds` with `deadline_timeout` (how long an attempt may take, and the error once it
+  took longer).
 
 Everything else (the engines' modules, `defaults`) is internal and may change.
 """
 
 from downloaders.addresses import AddressPolicy
 from downloaders.base import BaseDownloader, Downloader, FetchCancelled, Handoff, check_url
+from downloaders.deadlines import deadline_seconds, deadline_timeout
 from downloaders.errors import (
     AddressRefused,
     BodyTooLarge,
@@ -51,6 +54,8 @@ __all__ = [
     "FetchCancelled",
     "Handoff",
     "check_url",
+    "deadline_seconds",
+    "deadline_timeout",
     "TLSConfigurationError",
     "BodyTooLarge",
     "DigestMismatch",

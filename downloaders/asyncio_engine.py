@@ -25,6 +25,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from downloaders.addresses import AddressPolicy
 from downloaders.base import BaseDownloader, Handoff
 from downloaders.connecting import ProxiedTargets, allowed_addresses
+from downloaders.deadlines import deadline_seconds, deadline_timeout
 from downloaders.errors import (
     AddressRefused,
     DownloadConnectionError,
@@ -92,10 +93,11 @@ class AsyncioDownloader(BaseDownloader):
     @asynccontextmanager
     async def _client(self) -> AsyncIterator[_Client]:
         """One fetch's session, resolving through the address policy; no default headers and no cookies
-        (a cookie set by one origin must not reach another): each hop's headers are its own."""
+        (a cookie set by one origin must not reach another): each hop's headers are its own. No total
+        timeout: each attempt's deadline (`_attempt`) bounds its redirects and its body together."""
         settings = self.settings
         timeout = aiohttp.ClientTimeout(
-            total=settings.total_timeout,
+            total=None,
             connect=settings.connect_timeout,
             sock_connect=settings.sock_connect_timeout,
             sock_read=settings.sock_read_timeout,
@@ -140,6 +142,17 @@ class AsyncioDownloader(BaseDownloader):
                 await asyncio.sleep(policy.delay(error, attempts))
 
     async def _attempt(
+        self, client: _Client, hashing: HashingThread, request: DownloadRequest, chain: Redirects, temp_dir: Path
+    ) -> _BODY:
+        """`_get` within the attempt's deadline (`deadline_seconds`). `_get` turns aiohttp's timeouts into
+        DownloadTimeout, so a TimeoutError out of the block is the deadline's."""
+        try:
+            async with asyncio.timeout(deadline_seconds(request, self.settings)):
+                return await self._get(client, hashing, request, chain, temp_dir)
+        except TimeoutError as error:
+            raise deadline_timeout(request, self.settings) from error
+
+    async def _get(
         self, client: _Client, hashing: HashingThread, request: DownloadRequest, chain: Redirects, temp_dir: Path
     ) -> _BODY:
         url = request.url

@@ -21,7 +21,23 @@ SOCK_READ_TIMEOUT: float | None = 60.0
 """Seconds a read on the socket may wait for the next bytes."""
 
 TOTAL_TIMEOUT: float | None = None
-"""Seconds for one attempt as a whole, body included; None: no limit (large files on slow links)."""
+"""Seconds for one attempt as a whole, body included; None: the deadline derived from the size (below)."""
+
+MIN_RATE: float | None = 10_000.0
+"""Bytes per second below which, on average, an attempt of a known size is given up when no
+`total_timeout` is set (downloaders/deadlines.py); None: no derived deadline.
+
+10 kB/s (80 kbit/s) is far below what any mirror serves one connection, so no honest download
+falls below it: pulpcore's default of 10 downloads at once stays above it on a link of 0.8 Mbit/s,
+and a 4 GB image gets 4.6 days. It is a floor against a server that trickles bytes to hold a
+download forever (issue 17), not a performance target; a remote on a slower link sets its
+`total_timeout`, which takes precedence.
+"""
+
+DEADLINE_ALLOWANCE: float = 60.0
+"""Seconds added to the time the body takes at MIN_RATE, for connecting, redirects and the wait
+for the headers: as long as CONNECT_TIMEOUT and SOCK_READ_TIMEOUT each, so that a small file's
+deadline is no shorter than the wait each of those timeouts allows on its own."""
 
 BACKOFF_BASE: float = 0.5
 """Seconds of the first backoff; each retry doubles it (full jitter)."""

@@ -43,6 +43,7 @@ from urllib3.util.connection import allowed_gai_family, create_connection
 from downloaders.addresses import AddressPolicy
 from downloaders.base import BaseDownloader, FetchCancelled, Handoff
 from downloaders.connecting import ProxiedTargets, allowed_addresses
+from downloaders.deadlines import deadline_seconds, deadline_timeout
 from downloaders.errors import (
     AddressRefused,
     DownloadConnectionError,
@@ -146,7 +147,8 @@ class FuturesDownloader(BaseDownloader):
         url = request.url
         chain = Redirects(url, pool.headers, self.settings)
         time.sleep(limiter.reserve())
-        deadline = None if self.settings.total_timeout is None else time.monotonic() + self.settings.total_timeout
+        seconds = deadline_seconds(request, self.settings)
+        deadline = None if seconds is None else time.monotonic() + seconds
         try:
             response = _response(pool, chain)
         except (MaxRetryError, HTTPError) as error:
@@ -158,7 +160,7 @@ class FuturesDownloader(BaseDownloader):
                 retry_after = parse_retry_after(response.headers.get("Retry-After"))
                 raise HttpStatusError(url, response.status, response.reason or "", retry_after)
             with BodyWriter(request, temp_dir) as body:
-                for chunk in _chunks(response, self.settings, deadline, url):
+                for chunk in _chunks(response, self.settings, deadline, request):
                     if cancelled.is_set():
                         raise FetchCancelled()
                     body.write(chunk)
@@ -175,9 +177,9 @@ class FuturesDownloader(BaseDownloader):
 
 
 def _chunks(
-    response: urllib3.BaseHTTPResponse, settings: DownloaderSettings, deadline: float | None, url: str
+    response: urllib3.BaseHTTPResponse, settings: DownloaderSettings, deadline: float | None, request: DownloadRequest
 ) -> Iterator[bytes]:
-    """The body as it arrives, never past `deadline` (the attempt's total_timeout).
+    """The body as it arrives, never past `deadline` (when the attempt's `deadline_seconds` run out).
 
     Each read returns what the socket has (read1), at most a chunk, and waits no longer than what is
     left of the deadline: a server that trickles a byte a second is cut off on time, where reading
@@ -188,14 +190,14 @@ def _chunks(
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise DownloadTimeout(url, f"total_timeout of {settings.total_timeout}s ran out")
+                raise deadline_timeout(request, settings)
             if sock is not None:
                 sock.settimeout(left if settings.sock_read_timeout is None else min(left, settings.sock_read_timeout))
         try:
             chunk = response.read1(settings.chunk_size, decode_content=False)
         except Urllib3Timeout as error:
             if deadline is not None and time.monotonic() >= deadline:
-                raise DownloadTimeout(url, f"total_timeout of {settings.total_timeout}s ran out") from error
+                raise deadline_timeout(request, settings) from error
             raise
         if not chunk:
             return

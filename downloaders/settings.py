@@ -1,8 +1,10 @@
 """DownloaderSettings: the knobs every downloader honours, named after pulpcore's Remote fields.
 
-`REMOTE_SETTINGS` is the one list of the settings a Remote carries (every field but the engine's
-internal chunk size and backoff): the `pulp-sync sync` options, the harness's `[remote]` tables
-and `--remote-setting` are generated from it, so a new field cannot be forgotten by any of them.
+`REMOTE_SETTINGS` is the one list of the settings a Remote carries (every field but the address
+policy, the engine's internal chunk size and backoff, and the derived deadline's `min_rate` and
+`deadline_allowance`, which have defaults and no column in pulp-sync's database): the `pulp-sync
+sync` options, the harness's `[remote]` tables and `--remote-setting` are generated from it, so a
+new field cannot be forgotten by any of them.
 """
 
 from __future__ import annotations
@@ -85,6 +87,12 @@ class DownloaderSettings:
     chunk_size: int = defaults.CHUNK_SIZE
     backoff_base: float = defaults.BACKOFF_BASE
     backoff_max: float = defaults.BACKOFF_MAX
+    min_rate: float | None = defaults.MIN_RATE
+    """Bytes per second: with no `total_timeout`, an attempt of a known size may take
+    `deadline_allowance + size / min_rate` seconds (downloaders/deadlines.py); None: no such deadline.
+    A downloader setting, not a Remote's: a Remote setting is a column of pulp-sync's database."""
+    deadline_allowance: float = defaults.DEADLINE_ALLOWANCE
+    """Seconds of that deadline for connecting, redirects and the headers."""
 
     def __post_init__(self) -> None:
         if self.download_concurrency < 1:
@@ -93,6 +101,10 @@ class DownloaderSettings:
             raise ValueError(f"max_retries must be 0 or more, not {self.max_retries}")
         if self.rate_limit is not None and not (self.rate_limit > 0 and math.isfinite(self.rate_limit)):
             raise ValueError(f"rate_limit is requests per second, positive and finite, not {self.rate_limit}")
+        if self.min_rate is not None and not (self.min_rate > 0 and math.isfinite(self.min_rate)):
+            raise ValueError(f"min_rate is bytes per second, positive and finite, or None, not {self.min_rate}")
+        if not (self.deadline_allowance >= 0 and math.isfinite(self.deadline_allowance)):
+            raise ValueError(f"deadline_allowance is seconds, 0 or more and finite, not {self.deadline_allowance}")
         if self.chunk_size < 1024:
             raise ValueError(f"chunk_size must be at least 1024 bytes, not {self.chunk_size}")
         if (self.username is None) != (self.password is None):

@@ -1,4 +1,5 @@
-"""Deadlines while the body trickles in: `total_timeout` ends an attempt on time in every engine, however
+"""Deadlines while the body trickles in: `total_timeout`, or without it the deadline derived from the size
+and `min_rate` (downloaders/deadlines.py), ends an attempt on time in every installed downloader, however
 slowly (and steadily, so that no read timeout fires) the server sends."""
 
 from __future__ import annotations
@@ -7,11 +8,12 @@ import asyncio
 import hashlib
 import time
 from pathlib import Path
+from typing import Any
 
-import pytest
 from aiohttp import web
 
-from downloaders import DownloaderSettings, DownloadFailure, DownloadRequest, DownloadTimeout, load
+from conformance.checks import Subject
+from downloaders import DownloadFailure, DownloadRequest, DownloadTimeout, Outcome
 from tests.servers import serve_app
 
 BODY = b"x" * 100
@@ -27,18 +29,32 @@ async def _trickle(request: web.Request) -> web.StreamResponse:
     return response
 
 
-@pytest.mark.parametrize("engine", ["asyncio", "futures"])
-def test_total_timeout_ends_a_trickling_body_on_time(engine: str, tmp_path: Path) -> None:
+def _fetch_trickling(subject: Subject, temp_dir: Path, **settings: Any) -> tuple[Outcome, float]:
+    """The outcome of one request for the trickling body, and the seconds it took."""
     app = web.Application()
     app.router.add_get("/{tail:.*}", _trickle)
-    settings = DownloaderSettings(total_timeout=3, sock_read_timeout=10, max_retries=0)
     with serve_app(app) as url:
         request = DownloadRequest(url + "f.bin", "f.bin", hashlib.sha256(BODY).hexdigest(), len(BODY))
         started = time.monotonic()
-        [outcome] = list(load(engine)(settings).fetch([request], tmp_path))
-        seconds = time.monotonic() - started
+        [outcome] = subject.fetch_all([request], temp_dir, sock_read_timeout=10, max_retries=0, **settings)
+        return outcome, time.monotonic() - started
+
+
+def test_total_timeout_ends_a_trickling_body_on_time(subject: Subject, tmp_path: Path) -> None:
+    outcome, seconds = _fetch_trickling(subject, tmp_path, total_timeout=3)
 
     assert isinstance(outcome, DownloadFailure) and isinstance(outcome.error, DownloadTimeout), outcome
-    assert seconds < 5, f"{engine} held a trickling body for {seconds:.1f} s past a 3 s total_timeout"
+    assert outcome.error.message == "took longer than the total_timeout of 3 s", outcome.error
+    assert seconds < 5, f"{subject.name} held a trickling body for {seconds:.1f} s past a 3 s total_timeout"
     assert not list(tmp_path.iterdir()), "no partial file is left"
 
+
+def test_without_total_timeout_the_size_at_min_rate_ends_a_trickling_body(subject: Subject, tmp_path: Path) -> None:
+    outcome, seconds = _fetch_trickling(subject, tmp_path, total_timeout=None, min_rate=100, deadline_allowance=1.5)
+
+    assert isinstance(outcome, DownloadFailure) and isinstance(outcome.error, DownloadTimeout), outcome
+    assert outcome.error.message == (
+        "took longer than 2.5 s (1.5 s + 100 bytes at the minimum rate of 100 B/s; set total_timeout or min_rate)"
+    ), outcome.error
+    assert seconds < 5, f"{subject.name} held a trickling body for {seconds:.1f} s past its derived 2.5 s deadline"
+    assert not list(tmp_path.iterdir()), "no partial file is left"

@@ -42,6 +42,8 @@ from downloaders import (
     VerificationError,
     build_ssl_context,
     check_url,
+    deadline_seconds,
+    deadline_timeout,
     parse_retry_after,
     request_headers,
 )
@@ -137,15 +139,14 @@ class HttpxDownloader(BaseDownloader):
             fetch.window.release()
 
     async def _attempt(self, fetch: _Fetch, request: DownloadRequest) -> _Body:
-        """One GET, with total_timeout (which httpx lacks) around the whole of it, body included."""
+        """One GET, with the attempt's deadline (a total timeout, which httpx lacks) around the whole of it."""
         check_url(request.url)
         await asyncio.sleep(fetch.limiter.reserve())
-        total = self.settings.total_timeout
         try:
-            async with asyncio.timeout(total):
+            async with asyncio.timeout(deadline_seconds(request, self.settings)):
                 return await self._stream(fetch, request)
         except TimeoutError as error:
-            raise DownloadTimeout(request.url, f"total_timeout of {total}s ran out") from error
+            raise deadline_timeout(request, self.settings) from error
 
     async def _stream(self, fetch: _Fetch, request: DownloadRequest) -> _Body:
         url = request.url

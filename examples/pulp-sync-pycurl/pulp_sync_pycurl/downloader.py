@@ -47,6 +47,8 @@ from downloaders import (
     UnsupportedURL,
     VerificationError,
     check_url,
+    deadline_seconds,
+    deadline_timeout,
     parse_retry_after,
     request_headers,
 )
@@ -99,7 +101,8 @@ def curl_options(settings: DownloaderSettings, engine: str) -> dict[int, object]
     Timeouts: the shorter of `connect_timeout` and `sock_connect_timeout` is libcurl's connect
     timeout (DNS, TCP and TLS); `sock_read_timeout` is a low-speed limit of 1 byte/s over that many
     seconds (whole seconds, at least 1: libcurl's resolution), which covers the wait for the
-    response too; `total_timeout` is libcurl's timeout for the whole transfer.
+    response too. The attempt's deadline (`deadline_seconds`: `total_timeout`, or one derived from
+    the request's size) depends on the request, so it is set per transfer (`_Transfers.start`).
     """
     headers = request_headers(settings, engine)
     options: dict[int, object] = {
@@ -120,8 +123,6 @@ def curl_options(settings: DownloaderSettings, engine: str) -> dict[int, object]
     if settings.sock_read_timeout is not None:
         options[pycurl.LOW_SPEED_LIMIT] = 1
         options[pycurl.LOW_SPEED_TIME] = max(1, math.ceil(settings.sock_read_timeout))
-    if settings.total_timeout is not None:
-        options[pycurl.TIMEOUT_MS] = max(1, round(settings.total_timeout * 1000))
     if settings.username:
         options[pycurl.HTTPAUTH] = pycurl.HTTPAUTH_BASIC
         options[pycurl.USERPWD] = f"{settings.username}:{settings.password or ''}"
@@ -143,6 +144,8 @@ class _Transfer:
 
     job: DownloadJob
     temp_dir: Path
+    deadline: float | None = None
+    """time.monotonic() when libcurl's timeout for the transfer runs out; None: no timeout."""
     status: int = 0
     reason: str = ""
     retry_after: str | None = None
@@ -194,6 +197,7 @@ class _Transfers:
     """A CurlMulti and its `download_concurrency` easy handles, each set up once and reused."""
 
     def __init__(self, settings: DownloaderSettings, engine: str, temp_dir: Path) -> None:
+        self.settings = settings
         self.temp_dir = temp_dir
         self.multi = pycurl.CurlMulti()
         self.multi.setopt(pycurl.M_MAX_TOTAL_CONNECTIONS, settings.download_concurrency)
@@ -202,9 +206,12 @@ class _Transfers:
         self.active: dict[pycurl.Curl, _Transfer] = {}
 
     def start(self, job: DownloadJob) -> None:
-        """Begin an attempt of `job` on an idle handle."""
+        """Begin an attempt of `job` on an idle handle, libcurl's timeout its deadline (0: none)."""
         handle = self.idle.pop()
-        transfer = _Transfer(job, self.temp_dir)
+        seconds = deadline_seconds(job.request, self.settings)
+        deadline = None if seconds is None else time.monotonic() + seconds
+        transfer = _Transfer(job, self.temp_dir, deadline)
+        handle.setopt(pycurl.TIMEOUT_MS, 0 if seconds is None else max(1, round(seconds * 1000)))
         handle.setopt(pycurl.URL, job.request.url)
         handle.setopt(pycurl.HEADERFUNCTION, transfer.header)
         handle.setopt(pycurl.WRITEFUNCTION, transfer.write)
@@ -252,6 +259,8 @@ class _Transfers:
         try:
             if transfer.error is not None:
                 raise transfer.error
+            if errno in _TIMEOUTS and transfer.deadline is not None and time.monotonic() >= transfer.deadline:
+                raise deadline_timeout(transfer.job.request, self.settings)
             if errno:
                 raise _translate(transfer.job.request.url, errno, message)
             return transfer.job, transfer.finish(handle.getinfo(pycurl.RESPONSE_CODE))
