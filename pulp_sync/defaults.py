@@ -31,3 +31,7 @@ REPOSITORY_WAIT: float = 6 * 3600
 """Seconds a sync waits for another sync of the same repository to finish (PULP_SYNC_REPOSITORY_WAIT):
 as long as an RQ job may run (tasks.JOB_TIMEOUT), so a second sync outwaits any first one that is still
 alive, and a stuck one does not hold the queue for ever."""
+
+WORKER_TTL: float = 30
+"""Seconds a worker's heartbeat lasts (PULP_SYNC_WORKER_TTL), as pulpcore's WORKER_TTL: it is renewed every
+third of that, and the other workers fail the tasks of one whose heartbeat lapsed (worker._Heartbeat)."""

@@ -12,6 +12,8 @@ CLI). Everything is read from the environment once, when Django starts:
   a sync downloads; a remote sending more fails the sync before it fills the disk or the memory.
 - `PULP_SYNC_REPOSITORY_WAIT` (default 21600, six hours): seconds a sync waits for another sync of the
   same repository to finish; one repository builds one version at a time (pulp_sync/locks.py).
+- `PULP_SYNC_WORKER_TTL` (default 30): seconds a worker's heartbeat in Redis lasts; renewed every third
+  of that, and the other workers fail the tasks of a worker, on any host, whose heartbeat lapsed.
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the Redis of the RQ task queue.
 - `PULP_SYNC_QUEUE` (default `pulp-sync-` and a digest of the database's identity, tasks.queue_name): the
   RQ queue that syncs are queued on and workers take from; two installations on one Redis get two.
@@ -43,6 +45,7 @@ __all__ = [
     "PULP_SYNC_MAX_MANIFEST_BYTES",
     "PULP_SYNC_ADDRESS_POLICY",
     "PULP_SYNC_REPOSITORY_WAIT",
+    "PULP_SYNC_WORKER_TTL",
     "DATABASES",
     "INSTALLED_APPS",
     "SECRET_KEY",
@@ -78,15 +81,16 @@ def _positive_bytes(name: str, default: int) -> int:
     return int(text)
 
 
-def _seconds(name: str, default: float) -> float:
-    """A finite number of seconds, 0 or more, from the environment variable `name`."""
+def _seconds(name: str, default: float, least: str = "0 or more") -> float:
+    """A finite number of seconds from the environment variable `name`: 0 or more, or with
+    `least="above 0"` more than 0."""
     text = os.environ.get(name) or f"{default:g}"
     try:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
-    if not 0 <= seconds < float("inf"):  # also refuses nan
-        raise ConfigurationError(f"{name}={text!r}: give a number of seconds, 0 or more, e.g. {default:g}")
+    if not 0 <= seconds < float("inf") or (seconds == 0 and least == "above 0"):  # also refuses nan
+        raise ConfigurationError(f"{name}={text!r}: give a number of seconds, {least}, e.g. {default:g}")
     return seconds
 
 
@@ -112,6 +116,8 @@ PULP_SYNC_MAX_MANIFEST_BYTES = _positive_bytes("PULP_SYNC_MAX_MANIFEST_BYTES", 6
 PULP_SYNC_ADDRESS_POLICY = _address_policy()
 PULP_SYNC_REPOSITORY_WAIT = _seconds("PULP_SYNC_REPOSITORY_WAIT", defaults.REPOSITORY_WAIT)
 """How long a sync waits for another sync of its repository to finish before it gives up."""
+PULP_SYNC_WORKER_TTL = _seconds("PULP_SYNC_WORKER_TTL", defaults.WORKER_TTL, least="above 0")
+"""How long a worker's heartbeat lasts; the other workers fail the tasks of a worker whose heartbeat lapsed."""
 """Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
 REDIS_URL = _redis_url()
 PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE", "")

@@ -9,9 +9,10 @@ with the partial downloads in it:
 - the forking worker, when the work horse running the task dies (`on_work_horse_killed`);
 - RQ's StartedJobRegistry cleanup, when the job's worker stopped sending heartbeats (the job's
   failure callback, `on_job_failure`);
-- `reap_abandoned_tasks`, which every worker runs when it starts, `pulp-sync tasks` runs each time
-  and `wait_for` runs while it waits: a task's process on this host is checked by its pid, one
-  elsewhere through RQ (its job gone or ended, its worker's heartbeat lapsed).
+- `reap_abandoned_tasks`, which every worker runs when it starts and every PULP_SYNC_WORKER_TTL,
+  `pulp-sync tasks` runs each time and `wait_for` runs while it waits: a task's process on this host
+  is checked by its pid, one elsewhere through Redis (its job gone or ended, its worker's heartbeat,
+  `still_alive`, lapsed).
 
 `cancel_task` (the API's PATCH {"state": "canceled"}) cancels a waiting task at once and takes its
 job off the queue. A running one becomes canceling and is stopped two ways: RQ's stop-job command
@@ -41,7 +42,7 @@ from django.db import DatabaseError, connections, transaction
 from django.utils import timezone
 from redis import Redis
 from redis.exceptions import RedisError
-from rq import Callback, Queue, Worker
+from rq import Callback, Queue
 from rq.command import send_stop_job_command
 from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
@@ -70,6 +71,7 @@ __all__ = [
     "redis_connection",
     "redis_location",
     "queue_name",
+    "still_alive",
 ]
 
 TASKING = ("inline", "rq")
@@ -86,6 +88,8 @@ _REAP_SECONDS = 2.0
 _ENQUEUE_SECONDS = timedelta(seconds=60)
 """How long a waiting task's job may be missing from Redis before the task counts as abandoned: its row
 is committed first and its job queued just after, so a reaper in another process can look in between."""
+_ALIVE_KEY = "pulp-sync:alive:"
+"""Redis key prefix of a worker's heartbeat: it exists while the worker named after it lives."""
 _UNFINISHED = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
 _ENDED_JOB = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
 
@@ -415,9 +419,14 @@ def _why_abandoned(task: Task, connection: Redis) -> str | None:
     alive = process_alive(job.meta.get("process", ""))
     if alive is not None:
         return None if alive else f"its worker process ({job.meta['process']}) is gone"
-    if job.worker_name and not connection.exists(Worker.redis_worker_namespace_prefix + job.worker_name):
+    if job.worker_name and not connection.exists(_ALIVE_KEY + job.worker_name):
         return f"its worker {job.worker_name} stopped sending heartbeats"
     return None
+
+
+def still_alive(connection: Redis, worker: str, ttl: float) -> None:
+    """Record that `worker` lives, for `ttl` seconds (see worker._Heartbeat)."""
+    connection.set(_ALIVE_KEY + worker, this_process(), px=int(ttl * 1000))
 
 
 def _abandon(task_id: Any, cause: str) -> bool:

@@ -7,10 +7,14 @@ SimpleWorker, which runs every job in its own process.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
+import threading
+import time
 
+from django.conf import settings
 from django.db import connections
 from rq import SimpleWorker, Worker
 from rq.job import Job
@@ -19,6 +23,8 @@ from rq.queue import Queue
 from rq.worker import BaseWorker
 
 __all__ = ["ForkWorker", "WORKER_CLASSES", "run_worker"]
+
+log = logging.getLogger(__name__)
 
 
 class ForkWorker(Worker):
@@ -47,13 +53,62 @@ def run_worker(worker_class: str = "fork", queue: str | None = None, burst: bool
     setup_loghandlers("INFO", name="pulp_sync")
     reap_abandoned_tasks(connection)
     connections.close_all()
+    name = _worker_name()
     worker = WORKER_CLASSES[worker_class](
         [queue or queue_name()],
         connection=connection,
-        name=_worker_name(),
+        name=name,
         work_horse_killed_handler=on_work_horse_killed,
     )
-    worker.work(burst=burst, logging_level="INFO")
+    heartbeat = _Heartbeat(name, settings.PULP_SYNC_WORKER_TTL)
+    heartbeat.start()
+    try:
+        worker.work(burst=burst, logging_level="INFO")
+    finally:
+        heartbeat.stop()
+
+
+class _Heartbeat(threading.Thread):
+    """Says in Redis that this worker lives, and fails the tasks of workers that died, on any host.
+
+    RQ's own worker record outlives a killed worker by a minute or more (a busy worker's record is
+    kept for 60 s past its monitoring interval, a fixed margin), and RQ finds abandoned jobs only in
+    its maintenance, every 10 minutes. Here the worker's `pulp-sync:alive:<name>` key is renewed every
+    third of PULP_SYNC_WORKER_TTL and lapses a TTL after the last renewal, and every TTL the living
+    workers reap the tasks whose worker's key lapsed (tasks.reap_abandoned_tasks): a host that goes
+    away takes its tasks down with it within about two TTLs, as pulpcore's workers do with theirs.
+
+    A thread, so that a long job in a SimpleWorker, or a forking worker watching its work horse, still
+    beats. Its database connection is closed after each reap: a work horse forked meanwhile exits
+    with os._exit and never touches it.
+    """
+
+    def __init__(self, name: str, ttl: float) -> None:
+        super().__init__(name="pulp-sync-heartbeat", daemon=True)
+        self._worker, self._ttl = name, ttl
+        self._stopped = threading.Event()
+
+    def run(self) -> None:
+        from pulp_sync.tasks import reap_abandoned_tasks, redis_connection, still_alive
+
+        connection = redis_connection()
+        next_reap = time.monotonic() + self._ttl
+        while True:
+            try:
+                still_alive(connection, self._worker, self._ttl)
+                if time.monotonic() >= next_reap:
+                    next_reap = time.monotonic() + self._ttl
+                    reap_abandoned_tasks(connection)
+            except Exception:  # noqa: BLE001 - Redis or the database away for a moment: beat again later
+                log.exception("Worker %s could not send its heartbeat or reap abandoned tasks", self._worker)
+            finally:
+                connections.close_all()
+            if self._stopped.wait(self._ttl / 3):
+                return
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.join(timeout=self._ttl)
 
 
 def _worker_name() -> str:

@@ -10,7 +10,9 @@
 # the system steps go through sudo (or run directly as root).
 #
 # The servers are set up as a development machine's: PostgreSQL trusts TCP connections from
-# 127.0.0.1 as user postgres, MariaDB's root logs in from 127.0.0.1 with an empty password.
+# 127.0.0.1 as user postgres, MariaDB's root logs in from 127.0.0.1 with an empty password. Redis
+# and PostgreSQL also listen on 198.18.0.1, a bridge for the hosts of scripts/hosts.sh (network
+# namespaces in 198.18.0.0/15, the range for benchmarks), and PostgreSQL trusts that network too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -130,6 +132,7 @@ install_packages
 start_services
 trust_postgres_locally
 open_mariadb_root_locally
+bash scripts/hosts.sh prepare  # the bridge of scripts/hosts.sh, Redis and PostgreSQL listening on it
 create_databases
 # shellcheck source=scripts/bootstrap.sh
 source scripts/bootstrap.sh

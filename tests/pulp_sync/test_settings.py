@@ -25,6 +25,7 @@ PULP_SYNC = [sys.executable, "-m", "pulp_sync"]
         ("PULP_SYNC_REMOTE_ALLOW", "10.0.0.0/33", "PULP_SYNC_REMOTE_ALLOW: '10.0.0.0/33' is neither"),
         ("PULP_SYNC_REPOSITORY_WAIT", "inf", "PULP_SYNC_REPOSITORY_WAIT='inf': give a number of seconds, 0 or more"),
         ("PULP_SYNC_REPOSITORY_WAIT", "nan", "PULP_SYNC_REPOSITORY_WAIT='nan': give a number of seconds, 0 or more"),
+        ("PULP_SYNC_WORKER_TTL", "0", "PULP_SYNC_WORKER_TTL='0': give a number of seconds, above 0"),
         ("PULP_SYNC_REPOSITORY_WAIT", "1h", "PULP_SYNC_REPOSITORY_WAIT='1h': give a number of seconds, 0 or more"),
     ],
 )
