@@ -5,15 +5,17 @@ Only counted runs (successful, not warm-up) enter a statistic; failed runs are c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
+
+import numpy as np
 
 from harness import defaults
 from harness.records import RunRecord
 from harness.spec import Experiment
-from harness.stats import Comparison, Summary, compare, describe, mean_or_none
+from harness.stats import Comparison, Summary, compare, describe, holm, mean_or_none
 
-__all__ = ["Cell", "Pair", "PeerRatio", "Analysis", "analyse", "throughput_mb_s"]
+__all__ = ["Cell", "Pair", "PeerRatio", "AverageChange", "Analysis", "analyse", "throughput_mb_s"]
 
 
 @dataclass(frozen=True)
@@ -72,13 +74,29 @@ class PeerRatio:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class AverageChange:
+    """The seed's conclusion for one variant: the mean over manifests of its percent change in time,
+    with a 95% percentile-bootstrap interval over rounds; the verdict is "faster" or "slower" when the
+    interval excludes 0 and the change lies outside the band of practical equivalence."""
+
+    percent: float
+    ci_low: float | None
+    ci_high: float | None
+    verdict: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return dict(self.__dict__)
+
+
 @dataclass
 class Analysis:
     """Everything the summary, the plots and the report show."""
 
     cells: list[Cell]
     pairs: list[Pair]
-    average_change: dict[str, float]
+    average_change: dict[str, AverageChange]
     overhead: dict[str, float | None]
     warnings: list[str] = field(default_factory=list)
     peer_ratios: list[PeerRatio] = field(default_factory=list)
@@ -92,7 +110,7 @@ class Analysis:
         return {
             "cells": [cell.as_dict() for cell in self.cells],
             "pairs": [pair.as_dict() for pair in self.pairs],
-            "average_percent_change": self.average_change,
+            "average_percent_change": {variant: change.as_dict() for variant, change in self.average_change.items()},
             "overhead": self.overhead,
             "warnings": self.warnings,
             "peer_ratios": [ratio.as_dict() for ratio in self.peer_ratios],
@@ -103,7 +121,7 @@ def analyse(experiment: Experiment, runs: Sequence[RunRecord]) -> Analysis:
     """Statistics of every cell and pair of `experiment` from the runs made so far."""
     cells = [_cell(m, v.name, runs) for m in experiment.manifests for v in experiment.variants]
     pairs = _pairs(experiment, runs)
-    analysis = Analysis(cells, pairs, _average_change(pairs), _overhead(experiment, runs))
+    analysis = Analysis(cells, pairs, _average_change(experiment, runs), _overhead(experiment, runs))
     analysis.peer_ratios = _peer_ratios(experiment, analysis)
     analysis.warnings = _warnings(analysis, runs)
     return analysis
@@ -141,20 +159,36 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
 
 
 def _pairs(experiment: Experiment, runs: Sequence[RunRecord]) -> list[Pair]:
-    """Each variant against the baseline per manifest; none in a sweep, whose variants form a curve."""
+    """Each variant against the baseline per manifest, paired by round where both ran in the same rounds,
+    their p-values adjusted together (Holm); none in a sweep, whose variants form a curve."""
     if experiment.kind == "sweep":
         return []
     baseline = experiment.baseline_variant.name
     pairs = []
     for manifest in experiment.manifests:
-        base_times = [r.sync_seconds for r in _counted(runs, manifest, baseline)]
+        base = _times_by_round(runs, manifest, baseline)
         for variant in experiment.variants:
-            if variant.name == baseline:
-                continue
-            times = [r.sync_seconds for r in _counted(runs, manifest, variant.name)]
-            comparison = compare(base_times, times, experiment.alpha) if base_times and times else None
-            pairs.append(Pair(manifest, variant.name, baseline, comparison))
-    return pairs
+            if variant.name != baseline:
+                pairs.append(Pair(manifest, variant.name, baseline,
+                                  _comparison(base, _times_by_round(runs, manifest, variant.name), experiment)))
+    adjusted = holm([pair.comparison.p_value if pair.comparison else None for pair in pairs])
+    return [replace(pair, comparison=pair.comparison.adjusted(p)) if pair.comparison else pair
+            for pair, p in zip(pairs, adjusted)]
+
+
+def _times_by_round(runs: Sequence[RunRecord], manifest: str, variant: str) -> dict[int, float]:
+    return {r.round: r.sync_seconds for r in _counted(runs, manifest, variant) if r.sync_seconds}
+
+
+def _comparison(base: dict[int, float], other: dict[int, float], experiment: Experiment) -> Comparison | None:
+    """Paired on the rounds both sides have, when there are two or more (the harness interleaves the
+    variants round by round, so a round's pair shares the machine's state); else every run, unpaired."""
+    if not base or not other:
+        return None
+    rounds = sorted(base.keys() & other.keys())
+    if len(rounds) >= 2:
+        return compare([base[r] for r in rounds], [other[r] for r in rounds], experiment.alpha, paired=True)
+    return compare(list(base.values()), list(other.values()), experiment.alpha)
 
 
 def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
@@ -174,13 +208,52 @@ def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
     return ratios
 
 
-def _average_change(pairs: Sequence[Pair]) -> dict[str, float]:
-    """The seed's conclusion: the plain mean of the per-manifest percent changes of each variant."""
-    changes: dict[str, list[float]] = {}
-    for pair in pairs:
-        if pair.comparison is not None:
-            changes.setdefault(pair.variant, []).append(pair.comparison.percent_change)
-    return {variant: sum(values) / len(values) for variant, values in changes.items()}
+def _average_change(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, AverageChange]:
+    """The seed's conclusion, each variant's per-manifest percent changes averaged, with an interval."""
+    if experiment.kind == "sweep":
+        return {}
+    baseline = experiment.baseline_variant.name
+    averages = {}
+    for variant in (v.name for v in experiment.variants if v.name != baseline):
+        rounds = [_paired_times(runs, manifest, baseline, variant) for manifest in experiment.manifests]
+        present = [times for times in rounds if times[0].size]
+        if present:
+            averages[variant] = _bootstrap_average(present, experiment.alpha)
+    return averages
+
+
+def _paired_times(runs: Sequence[RunRecord], manifest: str, baseline: str, variant: str) -> tuple[np.ndarray, ...]:
+    """The baseline's and the variant's times in the rounds both have, as two aligned arrays."""
+    base, other = _times_by_round(runs, manifest, baseline), _times_by_round(runs, manifest, variant)
+    rounds = sorted(base.keys() & other.keys())
+    return np.array([base[r] for r in rounds]), np.array([other[r] for r in rounds])
+
+
+def _bootstrap_average(manifests: Sequence[tuple[np.ndarray, ...]], alpha: float,
+                       resamples: int = defaults.BOOTSTRAP_RESAMPLES) -> AverageChange:
+    """The mean over manifests of (mean variant - mean baseline) / mean baseline, in percent, with its
+    percentile-bootstrap interval (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13):
+    each resample draws every manifest's paired rounds with replacement, keeping each round's pair
+    together. Seeded, so a report is the same every time it is made."""
+    generator = np.random.default_rng(0)
+
+    def change(base: np.ndarray, other: np.ndarray) -> np.ndarray:
+        return (other.mean(axis=-1) - base.mean(axis=-1)) / base.mean(axis=-1) * 100
+
+    point = float(np.mean([change(base, other) for base, other in manifests]))
+    if min(len(base) for base, _ in manifests) < 2:
+        return AverageChange(point, None, None, "no difference")
+    draws = []
+    for base, other in manifests:
+        picks = generator.integers(0, len(base), size=(resamples, len(base)))
+        draws.append(change(base[picks], other[picks]))
+    averages = np.mean(draws, axis=0)
+    tail = (1 - defaults.CONFIDENCE) / 2 * 100
+    low, high = (float(x) for x in np.percentile(averages, [tail, 100 - tail]))
+    judged = "no difference"
+    if (low > 0 or high < 0) and abs(point) >= defaults.BAND * 100:
+        judged = "faster" if point < 0 else "slower"
+    return AverageChange(point, low, high, judged)
 
 
 def _overhead(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, float | None]:
@@ -195,6 +268,17 @@ def _overhead(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, fl
             [r.wall_seconds - r.sync_seconds for r in runs if r.counted and r.variant not in commands]
         ),
     }
+
+
+def _blind_spot(pair: Pair) -> str:
+    """A warning when the smallest difference this pair could detect is wider than the band; else ""."""
+    comparison = pair.comparison
+    if comparison is None or comparison.mde_percent is None or comparison.mde_percent <= 100 * comparison.band:
+        return ""
+    resolve = comparison.runs_to_resolve
+    return (f"{pair.manifest} x {pair.variant}: a difference below {comparison.mde_percent:.1f}% could go "
+            f"undetected in this noise, wider than the ±{comparison.band:.0%} band"
+            + (f"; about {resolve} runs would resolve {defaults.RESOLVE:.0%}" if resolve else ""))
 
 
 def _warnings(analysis: Analysis, runs: Sequence[RunRecord]) -> list[str]:
@@ -217,6 +301,7 @@ def _warnings(analysis: Analysis, runs: Sequence[RunRecord]) -> list[str]:
                 f"{label}: outlier run(s) in round {flagged} (modified Z-score > {defaults.OUTLIER_Z:g}, "
                 "Iglewicz & Hoaglin, hyperfine's cut-off); kept in the statistics"
             )
+    warnings += [warning for warning in map(_blind_spot, analysis.pairs) if warning]
     retried = sum(r.retries or 0 for r in runs if r.counted)
     if retried:
         warnings.append(f"{retried} download retries in counted runs: their times include backoff")

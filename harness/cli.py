@@ -231,7 +231,7 @@ def compare_command(old: Path, new: Path, as_json: bool, threshold: float | None
     if as_json:
         click.echo(json.dumps(change_document(changes, notes, alpha, threshold), indent=2))
     else:
-        _print_changes(f"{old.name} -> {new.name}", changes, notes, alpha)
+        _print_changes(f"{old.name} -> {new.name}", changes, notes)
     if threshold is not None:
         _gate(changes, threshold)
 
@@ -247,7 +247,7 @@ def _gate(changes: list[CellChange], threshold: float) -> None:
         sys.exit(3)
 
 
-def _print_changes(title: str, changes: list[CellChange], notes: list[str], alpha: float) -> None:
+def _print_changes(title: str, changes: list[CellChange], notes: list[str]) -> None:
     """The setup differences, then the COMPARE_HEADER table."""
     from rich.table import Table
 
@@ -257,7 +257,7 @@ def _print_changes(title: str, changes: list[CellChange], notes: list[str], alph
     for note in notes:
         console.print(f"[yellow]Differs:[/yellow] {note}", highlight=False)
     table = Table(*COMPARE_HEADER, title=title)
-    for row in change_rows(changes, alpha):
+    for row in change_rows(changes):
         table.add_row(*row)
     console.print(table)
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from harness.analysis import analyse
+from harness.analysis import Pair, analyse
 from harness.results import Results
 from harness.stats import Comparison, Summary, compare
-from harness.summary import verdict
+from harness.summary import ratio_sentence, verdict
 
 __all__ = ["CellChange", "COMPARE_HEADER", "compare_results", "change_rows", "change_document", "regressions",
            "regression_line", "setup_differences"]
 
-COMPARE_HEADER = ("manifest", "variant", "old (s)", "new (s)", "change", "ratio", "p (Welch)", "verdict")
+COMPARE_HEADER = ("manifest", "variant", "old (s)", "new (s)", "change", "ratio", "p (Welch, logs)", "verdict")
 _SETUP = ("scale", "profile", "server", "restart_server", "base_url", "profiles", "remote", "sample", "sample_seed")
 _MACHINE = ("cpu_model", "cpu_count", "memory_gb", "hostname")
 
@@ -47,13 +47,13 @@ def compare_results(old: Results, new: Results) -> list[CellChange]:
     return changes
 
 
-def change_rows(changes: Sequence[CellChange], alpha: float) -> list[tuple[str, ...]]:
-    """COMPARE_HEADER rows: means, percent change, "new 1.10 ± 0.02x faster", p and verdict."""
+def change_rows(changes: Sequence[CellChange]) -> list[tuple[str, ...]]:
+    """COMPARE_HEADER rows: means, percent change, "new 1.10x faster [95% CI 1.05–1.15]", p and verdict."""
     rows = []
     for change in changes:
         old = f"{change.old.mean:.3f}" if change.old else "–"
         new = f"{change.new.mean:.3f}" if change.new else "–"
-        rows.append((change.manifest, change.variant, old, new, *_judgement(change, alpha)))
+        rows.append((change.manifest, change.variant, old, new, *_judgement(change)))
     return rows
 
 
@@ -67,7 +67,7 @@ def change_document(changes: Sequence[CellChange], notes: Sequence[str], alpha: 
         "setup_differences": list(notes),
         "alpha": alpha,
         "fail_on_regression_percent": threshold_percent,
-        "cells": [_cell_document(change, alpha, threshold_percent) for change in changes],
+        "cells": [_cell_document(change, threshold_percent) for change in changes],
     }
 
 
@@ -76,8 +76,9 @@ def regressions(changes: Sequence[CellChange], threshold_percent: float) -> list
 
     Both conditions, as asv's `continuous` gates a CI: significant alone would fail on a real but
     negligible slowdown, a percentage alone on noise. Significant is the Comparison's: the two-sided
-    p of Welch's unequal-variances t-test (Welch 1947) below the experiment's alpha. A cell missing
-    from either folder, or with fewer than two runs on a side, has no test and never regresses.
+    p of Welch's unequal-variances t-test (Welch 1947) on the log times below the experiment's alpha
+    (two folders' runs are not paired: they ran at different times). A cell missing from either
+    folder, or with fewer than two runs on a side, has no test and never regresses.
     """
     return [change for change in changes if _regressed(change, threshold_percent)]
 
@@ -118,7 +119,7 @@ def _regressed(change: CellChange, threshold_percent: float) -> bool:
     return comparison is not None and comparison.significant and comparison.percent_change > threshold_percent
 
 
-def _cell_document(change: CellChange, alpha: float, threshold_percent: float | None) -> dict[str, Any]:
+def _cell_document(change: CellChange, threshold_percent: float | None) -> dict[str, Any]:
     """One cell of change_document(): mean seconds (None where a folder lacks the cell) and the test."""
     comparison = change.comparison
     document: dict[str, Any] = {
@@ -126,30 +127,28 @@ def _cell_document(change: CellChange, alpha: float, threshold_percent: float | 
         "variant": change.variant,
         "old_mean_seconds": change.old.mean if change.old else None,
         "new_mean_seconds": change.new.mean if change.new else None,
-        "percent_change": None, "ratio": None, "ratio_uncertainty": None, "faster": None,
-        "p_value": None, "significant": None,
+        "percent_change": None, "ratio": None, "ratio_ci": None, "faster": None,
+        "p_value": None, "significant": None, "verdict": None,
     }
     if comparison is not None:
         document.update(comparison.as_dict(), faster="new" if comparison.faster == "variant" else "old")
-    document["verdict"] = _verdict(change, alpha)
+    document["verdict_text"] = _verdict(change)
     document["regression"] = None if threshold_percent is None else _regressed(change, threshold_percent)
     return document
 
 
-def _verdict(change: CellChange, alpha: float) -> str:
-    """The test's verdict, or which folder lacks the cell when one does."""
+def _verdict(change: CellChange) -> str:
+    """The verdict in words (new against old), or which folder lacks the cell when one does."""
     if change.comparison is None:
         return "only in new" if change.old is None else "only in old" if change.new is None else "no runs"
-    return verdict(change.comparison, alpha)
+    return verdict(change.comparison)
 
 
-def _judgement(change: CellChange, alpha: float) -> tuple[str, str, str, str]:
+def _judgement(change: CellChange) -> tuple[str, str, str, str]:
     """(change, ratio, p, verdict) of one cell; says which folder lacks it when one does."""
     comparison = change.comparison
     if comparison is None:
-        return "–", "–", "–", _verdict(change, alpha)
-    word = "faster" if comparison.faster == "variant" else "slower"
-    spread = f" ± {comparison.ratio_uncertainty:.2f}" if comparison.ratio_uncertainty is not None else ""
+        return "–", "–", "–", _verdict(change)
+    pair = Pair(change.manifest, "new", "old", comparison)
     p_value = "–" if comparison.p_value is None else f"{comparison.p_value:.3g}"
-    ratio = f"new {comparison.ratio:.2f}{spread}x {word}"
-    return f"{comparison.percent_change:+.1f}%", ratio, p_value, _verdict(change, alpha)
+    return f"{comparison.percent_change:+.1f}%", ratio_sentence(pair), p_value, _verdict(change)

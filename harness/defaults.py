@@ -16,6 +16,10 @@ __all__ = [
     "RUN_TIMEOUT",
     "CONFIDENCE",
     "ALPHA",
+    "BAND",
+    "POWER",
+    "RESOLVE",
+    "BOOTSTRAP_RESAMPLES",
     "HIGH_CV",
     "OUTLIER_Z",
     "OUTLIER_MIN_RUNS",
@@ -50,7 +54,20 @@ RUN_TIMEOUT = 3600.0
 CONFIDENCE = 0.95
 """Level of every confidence interval reported."""
 ALPHA = 0.05
-"""Significance level of Welch's t-test between two variants."""
+"""Significance level of the test between two variants (after Holm's correction across the pairs)."""
+BAND = 0.02
+"""Band of practical equivalence: a ratio of times within ±2% is "no difference" even when a test calls
+it significant, as criterion's noise threshold and asv's factor do: on a shared machine a real 0.3%
+is not worth a verdict."""
+POWER = 0.80
+"""Power at which the minimum detectable effect is computed: the smallest difference that a run of this
+size and noise would detect four times in five."""
+RESOLVE = 0.05
+"""The difference for which the report says how many runs would resolve it ("about 30 runs would
+resolve 5%")."""
+BOOTSTRAP_RESAMPLES = 2000
+"""Resamples of the percentile bootstrap of the average percent change (Efron & Tibshirani 1993,
+ch. 13): enough that the 2.5th and 97.5th percentiles move by a fraction of a percent between seeds."""
 HIGH_CV = 0.10
 """A cell whose stddev is above this fraction of its mean gets a warning: too noisy to trust."""
 OUTLIER_Z = 10.0

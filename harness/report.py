@@ -14,7 +14,7 @@ from string import Template
 from typing import Sequence
 
 from harness import summary
-from harness.analysis import Analysis
+from harness.analysis import Analysis, Pair
 from harness.outputs import perf_data_name, save_run_outputs
 from harness.plots import plot_experiment, plot_sweep
 from harness.records import RUN_FIELDS
@@ -89,12 +89,13 @@ def _when(results: Results) -> str:
 
 
 def _headline(results: Results, analysis: Analysis) -> str:
+    """One line per pair, coloured by the verdict's direction (faster green, slower red, no difference
+    grey), then the conclusions."""
     items = []
-    for pair, row in zip(analysis.pairs, summary.pair_rows(analysis, results.experiment.alpha)):
-        _, _, change, sentence, p_value, verdict = row
-        css = "significant" if pair.comparison and pair.comparison.significant else "not-significant"
-        items.append(f"<li>{escape(pair.manifest)}: {escape(sentence)} ({escape(change)} time, p = {escape(p_value)}, "
-                     f"<span class=\"{css}\">{escape(verdict)}</span>)</li>")
+    for pair, row in zip(analysis.pairs, summary.pair_rows(analysis)):
+        _, _, change, sentence, p_value, _, verdict = row
+        items.append(f"<li>{escape(pair.manifest)}: {escape(sentence)} ({escape(change)} time, Holm-adjusted p = "
+                     f"{escape(p_value)}, <span class=\"{_direction(pair)}\">{escape(verdict)}</span>)</li>")
     conclusions = summary.average_sentence(analysis, results.experiment.baseline_variant.name)
     conclusions += summary.peer_sentences(analysis)
     conclusions += summary.sweep_sentences(results.experiment, analysis)
@@ -102,11 +103,16 @@ def _headline(results: Results, analysis: Analysis) -> str:
     return "<ul class=\"headline\">" + "".join(items) + "</ul>" if items else "<p>One variant: nothing to compare.</p>"
 
 
+def _direction(pair: Pair) -> str:
+    """The CSS class of a pair's verdict: "faster", "slower" or "no-difference"."""
+    return pair.comparison.verdict.replace(" ", "-") if pair.comparison else "no-difference"
+
+
 def _pair_section(results: Results, analysis: Analysis) -> str:
     if not analysis.pairs:
         return ""
     title = f"<h3>Against the baseline, {escape(results.experiment.baseline_variant.name)}</h3>"
-    return title + _table(summary.PAIR_HEADER, summary.pair_rows(analysis, results.experiment.alpha))
+    return title + _table(summary.PAIR_HEADER, summary.pair_rows(analysis))
 
 
 def _sweep_section(results: Results, analysis: Analysis) -> str:

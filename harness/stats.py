@@ -5,16 +5,18 @@ Every method is named where it is used, so a reader can check it against its sou
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from harness import defaults
 
-__all__ = ["Summary", "Comparison", "describe", "compare", "welch_p", "modified_z_scores", "mean_or_none"]
+__all__ = ["Summary", "Comparison", "describe", "compare", "verdict", "holm", "welch_p", "modified_z_scores",
+           "mean_or_none"]
 
 
 @dataclass(frozen=True)
@@ -48,21 +50,88 @@ class Summary:
 class Comparison:
     """A variant against the baseline on one manifest (times: lower is better).
 
-    `percent_change` is the seed's figure: (variant - baseline) / baseline, in percent of the
-    baseline's mean time, so -19.5 reads "took 19.5% less time". `ratio` >= 1 is how many times
-    faster the faster one ran (`faster` names which: "variant" or "baseline"), as hyperfine says it.
+    `ratio` is the variant's time over the baseline's as a geometric mean, so 0.8 reads "took 0.8 times
+    as long", with `ratio_ci` its interval at defaults.CONFIDENCE. `paired`: the runs were compared
+    round by round (interleaved rounds share the machine's drift, which the per-round ratio cancels);
+    `n` is then the number of rounds compared, else the smaller side's runs.
+    `p_value` is the primary test's: the paired t-test on the log times (paired), Welch's t-test on
+    the log times (not paired). `p_value_wilcoxon` is the Wilcoxon signed-rank test on the per-round log
+    ratios (paired only), `p_value_welch` Welch's t-test on the times themselves (the figure of before).
+    `p_value_adjusted` is `p_value` after Holm's correction across the experiment's pairs (see `holm`);
+    the `verdict` ("faster", "slower" or "no difference") uses it and the band of practical
+    equivalence `band`. `log_se` and `log_df` are the standard error and degrees of freedom of the mean
+    log ratio, `log_spread` the standard error it would have at one run (see _LogRatio): from them come
+    `mde_percent` and `runs_to_resolve`, computed when asked (they take a root-finding each).
+    `percent_change` is the seed's figure: (variant - baseline) / baseline of the means.
     """
 
     percent_change: float
     ratio: float
-    ratio_uncertainty: float | None
-    faster: str
+    ratio_ci: tuple[float, float] | None
+    paired: bool
+    n: int
     p_value: float | None
-    significant: bool
+    p_value_wilcoxon: float | None
+    p_value_welch: float | None
+    p_value_adjusted: float | None
+    log_se: float | None
+    log_df: float | None
+    log_spread: float | None
+    alpha: float
+    band: float
+    verdict: str
+
+    @property
+    def faster(self) -> str:
+        """Which ran faster by the ratio: "variant" or "baseline"."""
+        return "variant" if self.ratio < 1 else "baseline"
+
+    @property
+    def speedup(self) -> float:
+        """How many times faster the faster one ran (>= 1), as hyperfine says it."""
+        return 1 / self.ratio if self.ratio < 1 else self.ratio
+
+    @functools.cached_property
+    def mde_percent(self) -> float | None:
+        """The smallest slowdown, in percent, this comparison's noise and number of runs detect with
+        defaults.POWER at `alpha` (see _mde_percent)."""
+        return _mde_percent(self._log_ratio, self.alpha)
+
+    @functools.cached_property
+    def runs_to_resolve(self) -> int | None:
+        """Runs per variant that would detect defaults.RESOLVE at this spread (see _runs_to_resolve)."""
+        return _runs_to_resolve(self._log_ratio, self.alpha, self.paired)
+
+    @property
+    def _log_ratio(self) -> _LogRatio:
+        return _LogRatio(math.log(self.ratio), self.log_se, self.log_df, self.log_spread)
+
+    @property
+    def significant(self) -> bool:
+        """Whether the adjusted p is below alpha (the band aside)."""
+        return self.p_value_adjusted is not None and self.p_value_adjusted < self.alpha
+
+    def adjusted(self, p_value: float | None) -> Comparison:
+        """This comparison with its p-value adjusted for the other comparisons made (Holm), and the verdict on it."""
+        return replace(self, p_value_adjusted=p_value, verdict=verdict(self.ratio, p_value, self.alpha, self.band))
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return asdict(self)
+        """JSON-ready, with the derived `faster`, `speedup`, `significant`, `mde_percent` and `runs_to_resolve`."""
+        data = asdict(self)
+        data["ratio_ci"] = list(self.ratio_ci) if self.ratio_ci else None
+        return dict(data, faster=self.faster, speedup=self.speedup, significant=self.significant,
+                    mde_percent=self.mde_percent, runs_to_resolve=self.runs_to_resolve)
+
+
+@dataclass(frozen=True)
+class _LogRatio:
+    """The mean difference of log times (variant - baseline), its standard error, degrees of freedom and
+    the spread that sets the standard error for n runs (`spread / sqrt(n)`)."""
+
+    mean: float
+    se: float | None
+    df: float | None
+    spread: float | None
 
 
 def describe(
@@ -97,21 +166,71 @@ def describe(
     )
 
 
-def compare(baseline: Sequence[float], variant: Sequence[float], alpha: float = defaults.ALPHA) -> Comparison:
-    """How `variant`'s times differ from `baseline`'s; both need at least one value."""
-    base, other = describe(baseline), describe(variant)
-    percent = (other.mean - base.mean) / base.mean * 100
-    faster, slower = (other, base) if other.mean < base.mean else (base, other)
-    ratio = slower.mean / faster.mean
-    p_value = welch_p(base, other)
+def compare(
+    baseline: Sequence[float],
+    variant: Sequence[float],
+    alpha: float = defaults.ALPHA,
+    band: float = defaults.BAND,
+    *,
+    paired: bool = False,
+) -> Comparison:
+    """How `variant`'s times differ from `baseline`'s; both need at least one value, all above 0.
+
+    With `paired`, baseline[i] and variant[i] were measured in the same round (same length): the
+    comparison is of the per-round log ratios. The p-value is not yet adjusted for other comparisons:
+    `holm` does that across an experiment, until then `p_value_adjusted` is `p_value`.
+    """
+    if paired and len(baseline) != len(variant):
+        raise ValueError("paired comparisons need one baseline time per variant time")
+    base, other = np.log(np.asarray(baseline, dtype=float)), np.log(np.asarray(variant, dtype=float))
+    log_ratio = _paired_log_ratio(other - base) if paired else _unpaired_log_ratio(base, other)
+    p_value = _t_p(log_ratio)
+    means = float(np.mean(baseline)), float(np.mean(variant))
     return Comparison(
-        percent_change=percent,
-        ratio=ratio,
-        ratio_uncertainty=_ratio_uncertainty(ratio, slower, faster),
-        faster="variant" if faster is other else "baseline",
+        percent_change=(means[1] - means[0]) / means[0] * 100,
+        ratio=math.exp(log_ratio.mean),
+        ratio_ci=_ratio_interval(log_ratio),
+        paired=paired,
+        n=len(base) if paired else min(len(base), len(other)),
         p_value=p_value,
-        significant=p_value is not None and p_value < alpha,
+        p_value_wilcoxon=_wilcoxon_p(other - base) if paired else None,
+        p_value_welch=welch_p(describe(baseline), describe(variant)),
+        p_value_adjusted=p_value,
+        log_se=log_ratio.se,
+        log_df=log_ratio.df,
+        log_spread=log_ratio.spread,
+        alpha=alpha,
+        band=band,
+        verdict=verdict(math.exp(log_ratio.mean), p_value, alpha, band),
     )
+
+
+def verdict(ratio: float, p_value: float | None, alpha: float, band: float) -> str:
+    """"faster" or "slower" when the test rejects "equally fast" at `alpha` AND the ratio lies outside
+    the band of practical equivalence (1 ± band, symmetric on the log scale); else "no difference".
+
+    The two-condition rule of criterion (significance, then a noise threshold) and asv (`--factor`):
+    a significant 0.3% on a shared machine is within noise, and a 10% seen twice is no finding.
+    """
+    if p_value is None or p_value >= alpha or abs(math.log(ratio)) < math.log1p(band):
+        return "no difference"
+    return "faster" if ratio < 1 else "slower"
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment (Holm 1979, "A simple sequentially rejective multiple test
+    procedure", Scand. J. Statist. 6:65): with the m p-values sorted, p_(i) becomes
+    max over j <= i of min(1, (m - j + 1) p_(j)). Rejecting where the adjusted p < alpha keeps the
+    chance of any false "different" among the m comparisons at most alpha. None (no test) is kept
+    and does not count in m.
+    """
+    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    adjusted: list[float | None] = list(p_values)
+    running, m = 0.0, len(present)
+    for rank, (p, index) in enumerate(present):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[index] = running
+    return adjusted
 
 
 def modified_z_scores(values: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -189,12 +308,95 @@ def welch_p(a: Summary, b: Summary) -> float | None:
     return float(result.pvalue)
 
 
-def _ratio_uncertainty(ratio: float, slower: Summary, faster: Summary) -> float | None:
-    """Uncertainty of slower/faster by propagation of relative errors, as hyperfine reports it.
+def _paired_log_ratio(differences: np.ndarray) -> _LogRatio:
+    """Per-round differences of log times: their mean, and Student's standard error with n - 1 degrees
+    of freedom (the paired t-test is the one-sample t-test of these differences; Student 1908)."""
+    n = len(differences)
+    if n < 2:
+        return _LogRatio(float(differences.mean()), None, None, None)
+    spread = float(differences.std(ddof=1))
+    return _LogRatio(float(differences.mean()), spread / math.sqrt(n), n - 1, spread)
 
-    sigma_R = R * sqrt((s_slow / m_slow)^2 + (s_fast / m_fast)^2), the first-order (Gaussian)
-    propagation for a quotient of independent quantities (hyperfine's `compute_relative_speed`).
-    """
-    if slower.stdev is None or faster.stdev is None:
+
+def _unpaired_log_ratio(base: np.ndarray, other: np.ndarray) -> _LogRatio:
+    """Difference of the mean log times with Welch's standard error and the Welch-Satterthwaite degrees
+    of freedom (Welch 1947); `spread` is the root of the summed variances, the standard error at one
+    run per side."""
+    if len(base) < 2 or len(other) < 2:
+        return _LogRatio(float(other.mean() - base.mean()), None, None, None)
+    v_base, v_other = base.var(ddof=1) / len(base), other.var(ddof=1) / len(other)
+    se = math.sqrt(v_base + v_other)
+    df = (v_base + v_other) ** 2 / (v_base**2 / (len(base) - 1) + v_other**2 / (len(other) - 1)) if se else None
+    spread = math.sqrt(base.var(ddof=1) + other.var(ddof=1))
+    return _LogRatio(float(other.mean() - base.mean()), se, df, spread)
+
+
+def _t_p(log_ratio: _LogRatio) -> float | None:
+    """Two-sided p of the t statistic mean / se; with no spread at all, 1.0 for equal and 0.0 for unequal."""
+    if log_ratio.se is None:
         return None
-    return ratio * math.sqrt((slower.stdev / slower.mean) ** 2 + (faster.stdev / faster.mean) ** 2)
+    if log_ratio.se == 0 or log_ratio.df is None:
+        return 1.0 if log_ratio.mean == 0 else 0.0
+    return float(2 * stats.t.sf(abs(log_ratio.mean / log_ratio.se), log_ratio.df))
+
+
+def _ratio_interval(log_ratio: _LogRatio, confidence: float = defaults.CONFIDENCE) -> tuple[float, float] | None:
+    """exp(mean ± t * se): the interval of the ratio of (geometric mean) times, from the logs."""
+    if log_ratio.se is None:
+        return None
+    if log_ratio.se == 0 or log_ratio.df is None:
+        return math.exp(log_ratio.mean), math.exp(log_ratio.mean)
+    half = float(stats.t.ppf(0.5 + confidence / 2, log_ratio.df)) * log_ratio.se
+    return math.exp(log_ratio.mean - half), math.exp(log_ratio.mean + half)
+
+
+def _wilcoxon_p(differences: np.ndarray) -> float | None:
+    """Two-sided p of the Wilcoxon signed-rank test (Wilcoxon 1945) of the per-round log ratios, by
+    scipy.stats.wilcoxon (exact for small n without ties); None below 2 rounds or when all are 0."""
+    if len(differences) < 2 or not np.any(differences):
+        return None
+    return float(stats.wilcoxon(differences).pvalue)
+
+
+def _power(effect: float, se: float, df: float, alpha: float) -> float:
+    """Power of the two-sided t-test at `alpha` against a true log ratio `effect`: the chance that the
+    noncentral t (noncentrality effect / se; Cohen 1988, ch. 2) falls beyond the critical values."""
+    critical = float(stats.t.ppf(1 - alpha / 2, df))
+    shift = effect / se
+    power = float(stats.nct.sf(critical, df, shift) + stats.nct.cdf(-critical, df, shift))
+    if math.isnan(power):  # scipy's nct gives up far out in the tail, where the answer is plain
+        return 1.0 if abs(shift) > critical else 0.0
+    return power
+
+
+def _mde_percent(log_ratio: _LogRatio, alpha: float, power: float = defaults.POWER) -> float | None:
+    """The minimum detectable effect: the slowdown, in percent, that this comparison's standard error and
+    degrees of freedom detect with `power` at `alpha` (solved for with Brent's method)."""
+    if log_ratio.se is None or log_ratio.df is None:
+        return None
+    if log_ratio.se == 0:
+        return 0.0
+    se, df = log_ratio.se, log_ratio.df
+    effect = optimize.brentq(lambda e: _power(e, se, df, alpha) - power, 0.0, 50 * se)
+    return math.expm1(effect) * 100
+
+
+def _runs_to_resolve(log_ratio: _LogRatio, alpha: float, paired: bool, wanted: float = defaults.RESOLVE,
+                     power: float = defaults.POWER, most: int = 1000) -> int | None:
+    """Runs per variant at which a `wanted` difference is detected with `power`, at this comparison's
+    spread: the smallest n whose standard error spread / sqrt(n) gives that power (df n - 1 paired,
+    2n - 2 not), found by bisection (power grows with n); None without a spread, or beyond `most`."""
+    if log_ratio.spread is None:
+        return None
+    spread, effect = log_ratio.spread, math.log1p(wanted)
+
+    def enough(n: int) -> bool:
+        return spread == 0 or _power(effect, spread / math.sqrt(n), n - 1 if paired else 2 * n - 2, alpha) >= power
+
+    if not enough(most):
+        return None
+    low, high = 2, most
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle + 1, high)
+    return low

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.analysis import Analysis, Cell, Pair
+from harness.defaults import CONFIDENCE, RESOLVE
 from harness.plan import human_bytes
 from harness.remote import public_url
 from harness.results import Results
@@ -42,7 +43,9 @@ __all__ = [
 ]
 
 TIME_HEADER = ("manifest", "variant", "n", "mean ± σ (s)", "95% CI (s)", "min … max (s)", "MB/s (geo. mean)", "failed")
-PAIR_HEADER = ("manifest", "variant", "change", "ratio", "p (Welch)", "verdict")
+CONFIDENCE_LABEL = f"{CONFIDENCE:.0%} CI"
+"""How every interval is labelled: one level everywhere (defaults.CONFIDENCE)."""
+PAIR_HEADER = ("manifest", "variant", "change", "ratio", "p (paired, Holm)", "p (Welch)", "verdict")
 RESOURCE_HEADER = ("manifest", "variant", "CPU (s)", "peak RSS (MB)", "latency p50 (s)", "p90 (s)", "p99 (s)")
 SWEEP_HEADER = ("manifest", "downloader", "verdict", "value", "MB/s", "95% CI", "best at", "best MB/s", "worst at",
                 "worst MB/s", "p (best vs worst, Bonferroni)")
@@ -87,30 +90,65 @@ def source_lines(results: Results) -> list[str]:
 
 
 def ratio_sentence(pair: Pair) -> str:
-    """hyperfine's form: "asyncio ran 1.24 ± 0.03 times faster than futures"."""
+    """hyperfine's form with the interval: "asyncio ran 1.24 times faster than futures [95% CI 1.18–1.30]"."""
     comparison = pair.comparison
     if comparison is None:
         return f"{pair.variant} vs {pair.baseline}: not enough successful runs to compare"
     fast, slow = (pair.variant, pair.baseline) if comparison.faster == "variant" else (pair.baseline, pair.variant)
-    spread = f" ± {comparison.ratio_uncertainty:.2f}" if comparison.ratio_uncertainty is not None else ""
-    return f"{fast} ran {comparison.ratio:.2f}{spread} times faster than {slow}"
+    interval = ""
+    if comparison.ratio_ci is not None:
+        low, high = sorted(1 / r if comparison.faster == "variant" else r for r in comparison.ratio_ci)
+        interval = f" [{CONFIDENCE_LABEL} {low:.2f}–{high:.2f}]"
+    return f"{fast} ran {comparison.speedup:.2f} times faster than {slow}{interval}"
 
 
-def verdict(comparison: Comparison | None, alpha: float) -> str:
-    """"significant" / "not significant" at `alpha`, or why there is no test."""
+def verdict(comparison: Comparison | None) -> str:
+    """The three-way verdict in words: "faster by 12.3% [95% CI 8.1–16.2%]", "slower by ...", or "no
+    difference detected" with why (within the band, or the difference that could hide in the noise)."""
     if comparison is None or comparison.p_value is None:
-        return "no test (fewer than 2 runs)"
-    return f"significant (p < {alpha:g})" if comparison.significant else "not significant"
+        return "no test (fewer than 2 runs a side)"
+    if comparison.verdict != "no difference":
+        return f"{comparison.verdict} by {_change_with_interval(comparison)}"
+    if comparison.significant:  # a real difference, inside the band of practical equivalence
+        return f"no difference detected ({_change_with_interval(comparison)}, within the ±{comparison.band:.0%} band)"
+    return f"no difference detected ({_hiding(comparison)})"
+
+
+def _change_with_interval(comparison: Comparison) -> str:
+    """"12.3% [95% CI 8.1–16.2%]": how much less (faster) or more (slower) time, from the ratio."""
+    sign = -1 if comparison.ratio < 1 else 1
+    change = abs(comparison.ratio - 1) * 100
+    if comparison.ratio_ci is None:
+        return f"{change:.1f}%"
+    low, high = sorted(sign * (r - 1) * 100 for r in comparison.ratio_ci)
+    return f"{change:.1f}% [{CONFIDENCE_LABEL} {low:.1f}–{high:.1f}%]"
+
+
+def _hiding(comparison: Comparison) -> str:
+    """"a difference below 9% could hide in this noise; about 30 runs would resolve 5%"."""
+    if comparison.mde_percent is None:
+        return "too few runs to say how large a difference could hide"
+    words = f"a difference below {comparison.mde_percent:.1f}% could hide in this noise"
+    resolve = f"{RESOLVE:.0%}"
+    if comparison.runs_to_resolve is None:
+        return f"{words}; more than 1000 runs would be needed to resolve {resolve}"
+    if comparison.runs_to_resolve > comparison.n:
+        return f"{words}; about {comparison.runs_to_resolve} runs would resolve {resolve}"
+    return words
 
 
 def average_sentence(analysis: Analysis, baseline: str) -> list[str]:
-    """The seed's conclusion: each variant's percent change averaged over the manifests."""
+    """The seed's conclusion: each variant's percent change averaged over the manifests, with its interval."""
     lines = []
     for variant, change in analysis.average_change.items():
-        direction = "less" if change < 0 else "more"
+        direction = "less" if change.percent < 0 else "more"
+        interval = "" if change.ci_low is None else (
+            f" [{CONFIDENCE_LABEL} {change.ci_low:+.1f}% … {change.ci_high:+.1f}%]")
+        judged = "no difference detected" if change.verdict == "no difference" else change.verdict
         lines.append(
-            f"On average over the manifests, {variant} took {abs(change):.1f}% {direction} time than {baseline} "
-            f"(mean of the per-manifest percent changes, as the seed concludes)"
+            f"On average over the manifests, {variant} took {abs(change.percent):.1f}% {direction} time than "
+            f"{baseline}{interval}: {judged} (mean of the per-manifest percent changes, as the seed concludes; "
+            "interval by bootstrap over rounds)"
         )
     return lines
 
@@ -148,16 +186,20 @@ def time_rows(analysis: Analysis) -> list[tuple[str, ...]]:
     return [_time_row(cell) for cell in analysis.cells]
 
 
-def pair_rows(analysis: Analysis, alpha: float) -> list[tuple[str, ...]]:
+def pair_rows(analysis: Analysis) -> list[tuple[str, ...]]:
     """One row per variant against the baseline per manifest (PAIR_HEADER)."""
     rows = []
     for pair in analysis.pairs:
         comparison = pair.comparison
         change = f"{comparison.percent_change:+.1f}%" if comparison else "–"
-        p_value = "–" if comparison is None or comparison.p_value is None else f"{comparison.p_value:.3g}"
-        judged = verdict(pair.comparison, alpha)
-        rows.append((pair.manifest, pair.variant, change, ratio_sentence(pair), p_value, judged))
+        adjusted = _p(comparison.p_value_adjusted) if comparison else "–"
+        welch = _p(comparison.p_value_welch) if comparison else "–"
+        rows.append((pair.manifest, pair.variant, change, ratio_sentence(pair), adjusted, welch, verdict(comparison)))
     return rows
+
+
+def _p(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
 
 
 def summary_markdown(results: Results, analysis: Analysis) -> str:
@@ -172,7 +214,7 @@ def summary_markdown(results: Results, analysis: Analysis) -> str:
     lines += ["", "## Resources (means of counted runs)", "", *markdown_table(RESOURCE_HEADER, resource_rows(analysis))]
     if analysis.pairs:
         lines += ["", f"## Against {spec.baseline_variant.name}", ""]
-        lines += markdown_table(PAIR_HEADER, pair_rows(analysis, spec.alpha))
+        lines += markdown_table(PAIR_HEADER, pair_rows(analysis))
         lines += ["", *(f"- {line}" for line in average_sentence(analysis, spec.baseline_variant.name))]
     if analysis.peer_ratios:
         lines += ["", "## Against the fastest peer", "", *(f"- {line}" for line in peer_sentences(analysis))]
@@ -196,8 +238,10 @@ def print_summary(console: Console, results: Results, analysis: Analysis) -> Non
     for row in time_rows(analysis):
         table.add_row(*row)
     console.print(table)
-    for pair, row in zip(analysis.pairs, pair_rows(analysis, spec.alpha)):
-        console.print(f"{pair.manifest}: {row[3]} ({row[2]} time, p = {row[4]}, {row[5]})")
+    for pair, row in zip(analysis.pairs, pair_rows(analysis)):
+        colour = {"faster": "green", "slower": "red"}.get(pair.comparison.verdict if pair.comparison else "", "dim")
+        console.print(f"{pair.manifest}: {row[3]} ({row[2]} time, Holm-adjusted p = {row[4]}, "
+                      f"[{colour}]{row[6]}[/{colour}])", highlight=False)
     for line in [*average_sentence(analysis, spec.baseline_variant.name), *peer_sentences(analysis),
                  *sweep_sentences(spec, analysis)]:
         console.print(line)

@@ -66,7 +66,8 @@ def test_the_same_downloader_twice_is_not_significant(tiny_tree: Path, tmp_path:
         pair = _experiment(tmp_path, tiny_tree, A_A, out)
     assert pair["comparison"]["p_value"] is not None
     assert not pair["comparison"]["significant"], pair
-    assert "not significant" in (tmp_path / out / "summary.md").read_text()
+    assert pair["comparison"]["verdict"] == "no difference"
+    assert "no difference detected (a difference below" in (tmp_path / out / "summary.md").read_text()
 
 
 @pytest.mark.slow
@@ -75,5 +76,8 @@ def test_a_throttled_variant_is_significantly_slower(tiny_tree: Path, tmp_path: 
     comparison = pair["comparison"]
     assert pair["variant"] == "slowed" and pair["baseline"] == "normal"
     assert comparison["significant"] and comparison["faster"] == "baseline" and comparison["percent_change"] > 0
+    assert comparison["verdict"] == "slower" and comparison["ratio_ci"][0] > 1
     summary = (tmp_path / "out" / "summary.md").read_text()
-    assert "normal ran" in summary and "times faster than slowed" in summary
+    assert "normal ran" in summary and "times faster than slowed [95% CI" in summary and "slower by" in summary
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert '<span class="slower">slower by' in report, "a slowdown is drawn red, not green"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from harness.stats import compare, describe, modified_z_scores, welch_p
+from harness.stats import compare, describe, holm, modified_z_scores, welch_p
 
 
 def test_describe_matches_the_textbook_formulas() -> None:
@@ -73,24 +73,67 @@ def test_describe_refuses_no_values() -> None:
         describe([])
 
 
-def test_compare_gives_the_seeds_percent_change_and_hyperfines_ratio() -> None:
+def test_compare_gives_the_seeds_percent_change_and_the_ratio_of_geometric_means() -> None:
     futures = [10.0, 10.5, 9.5, 10.2, 9.8]
     asyncio = [8.0, 8.2, 7.8, 8.1, 7.9]
     result = compare(futures, asyncio)
     assert result.percent_change == pytest.approx((8.0 - 10.0) / 10.0 * 100)
-    assert result.faster == "variant"
-    assert result.ratio == pytest.approx(10.0 / 8.0)
-    relative = math.hypot(np.std(futures, ddof=1) / 10.0, np.std(asyncio, ddof=1) / 8.0)
-    assert result.ratio_uncertainty == pytest.approx(1.25 * relative)
-    assert result.p_value == pytest.approx(scipy_stats.ttest_ind(futures, asyncio, equal_var=False).pvalue)
-    assert result.significant
+    assert result.faster == "variant" and not result.paired
+    assert result.ratio == pytest.approx(scipy_stats.gmean(asyncio) / scipy_stats.gmean(futures))
+    assert result.speedup == pytest.approx(1 / result.ratio)
+    welch_on_logs = scipy_stats.ttest_ind(np.log(asyncio), np.log(futures), equal_var=False)
+    assert result.p_value == pytest.approx(welch_on_logs.pvalue)
+    low, high = welch_on_logs.confidence_interval(0.95)
+    assert result.ratio_ci == pytest.approx((math.exp(low), math.exp(high)))
+    assert result.p_value_welch == pytest.approx(scipy_stats.ttest_ind(futures, asyncio, equal_var=False).pvalue)
+    assert result.significant and result.verdict == "faster"
+
+
+def test_paired_compare_is_the_paired_t_test_on_log_times_with_wilcoxon_beside_it() -> None:
+    baseline = [10.0, 12.0, 9.0, 11.0, 10.5, 13.0]  # a drifting machine: rounds differ by 40%
+    variant = [9.6, 11.4, 8.7, 10.5, 10.1, 12.4]  # and the variant about 4% faster in each
+    result = compare(baseline, variant, paired=True)
+    differences = np.log(variant) - np.log(baseline)
+    assert result.paired and result.n == 6
+    assert result.ratio == pytest.approx(math.exp(differences.mean()))
+    assert result.p_value == pytest.approx(scipy_stats.ttest_rel(np.log(variant), np.log(baseline)).pvalue)
+    assert result.p_value_wilcoxon == pytest.approx(scipy_stats.wilcoxon(differences).pvalue)
+    assert result.p_value < 0.001 < result.p_value_welch, "pairing cancels the drift that hides the change"
+    assert result.verdict == "faster"
 
 
 def test_compare_says_when_the_baseline_is_faster() -> None:
     result = compare([1.0, 1.1, 0.9], [2.0, 2.1, 1.9])
-    assert result.faster == "baseline"
-    assert result.ratio == pytest.approx(2.0)
+    assert result.faster == "baseline" and result.verdict == "slower"
+    assert result.ratio == pytest.approx(scipy_stats.gmean([2.0, 2.1, 1.9]) / scipy_stats.gmean([1.0, 1.1, 0.9]))
     assert result.percent_change == pytest.approx(100.0)
+
+
+def test_a_significant_change_inside_the_band_is_no_difference() -> None:
+    baseline = [10.0, 10.01, 9.99, 10.0, 10.02, 9.98]
+    result = compare(baseline, [t * 1.005 for t in baseline], paired=True)
+    assert result.significant and result.verdict == "no difference", "0.5% is within the ±2% band"
+    assert compare(baseline, [t * 1.005 for t in baseline], band=0.001, paired=True).verdict == "slower"
+
+
+def test_the_minimum_detectable_effect_has_the_power_it_claims() -> None:
+    generator = np.random.default_rng(7)
+    baseline = list(10 * (1 + 0.05 * generator.standard_normal(10)))
+    variant = list(10 * (1 + 0.05 * generator.standard_normal(10)))
+    result = compare(baseline, variant, paired=True)
+    assert result.mde_percent is not None and 3 < result.mde_percent < 15
+    assert result.runs_to_resolve is not None and result.runs_to_resolve > 10, "5% needs more than 10 runs here"
+    spread = float(np.std(np.log(variant) - np.log(baseline), ddof=1))
+    detected = 0
+    for _ in range(2000):  # differences of that size, at that spread: detected in about 80% of runs
+        noise = generator.normal(math.log1p(result.mde_percent / 100), spread, 10)
+        detected += scipy_stats.ttest_1samp(noise, 0).pvalue < 0.05
+    assert 0.75 < detected / 2000 < 0.85
+
+
+def test_holm_adjusts_step_down_and_keeps_missing_tests() -> None:
+    assert holm([0.01, 0.04, None, 0.03]) == pytest.approx([0.03, 0.06, None, 0.06])
+    assert holm([0.5]) == [0.5] and holm([]) == []
 
 
 def test_overlapping_samples_are_not_significant() -> None:
@@ -101,7 +144,8 @@ def test_overlapping_samples_are_not_significant() -> None:
 
 def test_one_run_per_side_has_no_test() -> None:
     result = compare([1.0], [2.0])
-    assert result.p_value is None and result.ratio_uncertainty is None and not result.significant
+    assert result.p_value is None and result.ratio_ci is None and result.mde_percent is None
+    assert not result.significant and result.verdict == "no difference"
 
 
 def test_identical_constant_samples_are_not_significant() -> None:
