@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from harness.analysis import Analysis, Cell, throughput_mb_s
 from harness.records import RunRecord
@@ -39,6 +40,8 @@ def plot_experiment(folder: Path, results: Results, analysis: Analysis) -> list[
                                           _rate_bar, throughput_mb_s)),
         _save(folder, "timeline", _timeline(results)),
     ]
+    if any(pair.comparison is not None for pair in analysis.pairs):
+        written.append(_save(folder, "ratios", _ratios(results, analysis)))
     return written
 
 
@@ -119,6 +122,43 @@ def _rate_bar(cell: Cell) -> tuple[float, float, float] | None:
     if rate.ci_low is None or rate.ci_high is None:
         return centre, 0.0, 0.0
     return centre, centre - rate.ci_low, rate.ci_high - centre
+
+
+_DIRECTION_COLOURS = {"faster": "#0a6", "slower": "#c22", "no difference": "#777"}
+"""The report's colours of a verdict (harness/templates/report.html)."""
+
+
+def _ratios(results: Results, analysis: Analysis) -> Figure:
+    """Each variant's time as a ratio of the baseline's, one row per manifest and variant: the point and
+    its 95% CI on a log scale (a 2x and a 0.5x lie as far from 1), coloured by the verdict, with the band
+    of practical equivalence shaded around 1. What "no difference detected" means is visible: an
+    interval crossing 1, or lying inside the band."""
+    pairs = [pair for pair in analysis.pairs if pair.comparison is not None]
+    figure = Figure(figsize=(8, 1.2 + 0.35 * len(pairs)), layout="constrained")
+    axes = figure.add_subplot()
+    band = pairs[0].comparison.band if pairs else 0.0
+    axes.axvspan(1 / (1 + band), 1 + band, color="#999", alpha=0.2, label=f"±{band:.0%} band: no difference")
+    axes.axvline(1, color="black", linewidth=1)
+    for row, pair in enumerate(pairs):
+        comparison = pair.comparison
+        assert comparison is not None
+        low, high = comparison.ratio_ci or (comparison.ratio, comparison.ratio)
+        colour = _DIRECTION_COLOURS[comparison.verdict]
+        axes.errorbar([comparison.ratio], [row], xerr=[[comparison.ratio - low], [high - comparison.ratio]],
+                      fmt="o", color=colour, capsize=4)
+    axes.set_xscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:.3g}")
+    axes.xaxis.set_major_formatter(plain)
+    axes.xaxis.set_minor_formatter(plain)
+    axes.tick_params(axis="x", which="minor", labelsize="small")
+    axes.set_yticks(range(len(pairs)), [f"{pair.manifest}: {pair.variant}" for pair in pairs])
+    axes.set_ylim(len(pairs) - 0.5, -0.5)
+    axes.set_xlabel(f"time as a ratio of {results.experiment.baseline_variant.name}'s (log scale; "
+                    "95% CI; green faster, red slower, grey no difference)")
+    axes.set_title(f"{results.experiment.name}: each variant against the baseline")
+    axes.grid(True, axis="x", which="both", alpha=0.3)
+    axes.legend(fontsize="small", loc="lower right")
+    return figure
 
 
 def _timeline(results: Results) -> Figure:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from html import escape
 from importlib import resources
@@ -53,11 +54,11 @@ def render(folder: Path) -> Rendered:
             name = "sweep" if len(spec.manifests) == 1 else f"sweep_{manifest.replace('/', '_')}"
             plots.append(plot_sweep(folder, sweep_lines(spec, analysis, manifest), title, name, spec.sweep_setting))
     atomic_write_text(folder / SUMMARY_FILE, markdown)
-    atomic_write_text(folder / REPORT_FILE, _html(results, analysis, plots))
+    atomic_write_text(folder / REPORT_FILE, _html(folder, results, analysis, plots))
     return Rendered(folder, results, analysis, plots)
 
 
-def _html(results: Results, analysis: Analysis, plots: Sequence[str]) -> str:
+def _html(folder: Path, results: Results, analysis: Analysis, plots: Sequence[str]) -> str:
     spec = results.experiment
     template = Template(resources.files("harness").joinpath("templates", "report.html").read_text(encoding="utf-8"))
     return template.substitute(
@@ -74,7 +75,7 @@ def _html(results: Results, analysis: Analysis, plots: Sequence[str]) -> str:
         resource_table=_table(summary.RESOURCE_HEADER, summary.resource_rows(analysis)),
         overhead=escape(summary.overhead_line(analysis)),
         sweep=_sweep_section(results, analysis),
-        plots="\n".join(_figure(name) for name in plots),
+        plots="\n".join(_figure(folder, name) for name in plots),
         failed=_failed_section(results),
         run_count=str(len(results.runs)),
         run_table=_table(RUN_FIELDS, [[_cell_text(v) for v in run.as_dict().values()] for run in results.runs]),
@@ -147,10 +148,13 @@ def _box(css: str, title: str, lines: Sequence[str]) -> str:
     return f"<section class=\"{css}\" id=\"{css}\"><h2>{escape(title)}</h2><ul>{items}</ul></section>"
 
 
-def _figure(name: str) -> str:
-    return (f"<figure><a href=\"{name}.svg\"><img src=\"{name}.png\" alt=\"{escape(name)}\"></a>"
+def _figure(folder: Path, name: str) -> str:
+    """The plot embedded as a data: URI, so that report.html alone, copied anywhere or attached to a
+    ticket, shows every plot; the PNG and SVG files beside it are linked for a closer look."""
+    embedded = base64.b64encode((folder / f"{name}.png").read_bytes()).decode("ascii")
+    return (f"<figure><img src=\"data:image/png;base64,{embedded}\" alt=\"{escape(name)}\">"
             f"<figcaption>{escape(name)}: <a href=\"{name}.png\">PNG</a>, "
-            f"<a href=\"{name}.svg\">SVG</a></figcaption></figure>")
+            f"<a href=\"{name}.svg\">SVG</a> (in the results folder)</figcaption></figure>")
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import csv
+import io
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -26,12 +28,16 @@ class _Collector(HTMLParser):
         super().__init__()
         self.tags: list[str] = []
         self.images: list[str] = []
+        """Each plot's name (its alt text)."""
+        self.embedded: list[str] = []
+        """Each plot's src: a data: URI, so that the page alone shows it."""
         self.text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
         if tag == "img":
-            self.images.append(dict(attrs)["src"] or "")
+            self.images.append(dict(attrs)["alt"] or "")
+            self.embedded.append(dict(attrs)["src"] or "")
 
     def handle_data(self, data: str) -> None:
         self.text.append(data)
@@ -47,10 +53,15 @@ def parse_report(path: Path) -> _Collector:
     return collector
 
 
-def check_png(path: Path) -> None:
-    """A real PNG: the signature, and matplotlib reads it back as a non-empty image."""
-    assert path.read_bytes()[:8] == PNG_SIGNATURE
-    image = matplotlib.image.imread(path)
+def check_png(path: Path | str) -> None:
+    """A real PNG, in a file or a data: URI: the signature, and matplotlib reads it back as a non-empty image."""
+    if isinstance(path, str):
+        assert path.startswith("data:image/png;base64,"), path[:40]
+        data = base64.b64decode(path.removeprefix("data:image/png;base64,"))
+    else:
+        data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    image = matplotlib.image.imread(io.BytesIO(data), format="png")
     assert image.shape[0] > 100 and image.shape[1] > 100
 
 
@@ -97,7 +108,9 @@ def test_render_makes_plots_summary_and_a_report(tmp_path: Path, results: Result
         assert (tmp_path / f"{name}.svg").read_text().lstrip().startswith("<?xml")
     page = parse_report(rendered.report)
     assert {"table", "img", "h1"} <= set(page.tags)
-    assert sorted(page.images) == sorted(f"{name}.png" for name in rendered.plots)
+    assert sorted(page.images) == sorted(rendered.plots) and "ratios" in rendered.plots
+    for source in page.embedded:
+        check_png(source)
     text = " ".join(page.text)
     assert "asyncio ran 1.30" in text and "Error: boom" in text
     summary = (tmp_path / "summary.md").read_text()

@@ -69,10 +69,11 @@ def test_confidence_intervals_contain_the_mean(smoke: tuple[Path, str]) -> None:
 def test_report_parses_and_plots_are_images(smoke: tuple[Path, str]) -> None:
     folder, stdout = smoke
     page = parse_report(folder / "report.html")
-    assert len(page.images) == 3 and "table" in page.tags
-    for source in page.images:
-        check_png(folder / source)
-        assert (folder / source.replace(".png", ".svg")).is_file()
+    assert sorted(page.images) == ["ratios", "sync_time", "throughput", "timeline"] and "table" in page.tags
+    for name, source in zip(page.images, page.embedded):
+        check_png(source)
+        check_png(folder / f"{name}.png")
+        assert (folder / f"{name}.svg").is_file()
     assert "## Mean sync time (s)" in (folder / "summary.md").read_text()
     assert f"Report: {folder / 'report.html'}" in stdout and "times faster than" in stdout
 
