@@ -300,15 +300,28 @@ def _kept_baseline(experiment: Experiment, variants: tuple[str, ...]) -> str | N
 
 def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     """Run (or resume) the experiment into its folder, render everything, print the summary."""
-    from rich.console import Console
-
-    from harness.progress import progress_for
+    from harness.machine import state_lock
     from harness.report import render
-    from harness.plan import check_plan, plan_sentence, plan_warnings
-    from harness.runner import RunOptions, check_runnable, prepare, run_experiment
+    from harness.runner import check_runnable
     from harness.summary import print_summary
 
     check_runnable(experiment)  # before a folder is made: a spec that cannot run leaves nothing behind
+    with state_lock(options["state_dir"]):  # one experiment per state folder: they would reset each other's
+        folder = _run(experiment, options)
+    rendered = render(folder)
+    print_summary(_console(), rendered.results, rendered.analysis)
+    click.echo(f"Report: {rendered.report}")
+    return rendered
+
+
+def _run(experiment: Experiment, options: dict[str, Any]) -> Path:
+    """Prepare and make the runs; the results folder. Ctrl-C and the signals of _interrupt end it, exit 130."""
+    from rich.console import Console
+
+    from harness.plan import check_plan, plan_sentence, plan_warnings
+    from harness.progress import progress_for
+    from harness.runner import RunOptions, prepare, run_experiment
+
     resumed = _resumed(experiment, options)
     prepared = prepare(experiment, options["state_dir"])  # the remote checked, the sample drawn
     previous = resumed[1] if resumed else None
@@ -328,10 +341,7 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
         click.echo(f"\nInterrupted. The runs made so far are saved in {folder}; continue with the same "
                    f"command and `--resume --out {folder}`, or see them with `bench report {folder}`.", err=True)
         sys.exit(130)
-    rendered = render(folder)
-    print_summary(_console(), rendered.results, rendered.analysis)
-    click.echo(f"Report: {rendered.report}")
-    return rendered
+    return folder
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -12,15 +12,25 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.machine import filesystem_of, installed_packages, snapshot
+
 __all__ = ["environment_facts", "machine_facts", "package_versions", "git_facts"]
 
 PACKAGES = ("pulp-sync", "aiohttp", "urllib3", "Django", "click", "rich", "scipy", "numpy", "matplotlib")
-"""Packages whose versions can change a result or how it is computed."""
+"""Packages whose versions can change a result or how it is computed, shown first; `installed` has them all."""
 
 
-def environment_facts(repository: Path | None = None) -> dict[str, Any]:
-    """Everything results.json records about the environment."""
-    return {"machine": machine_facts(), "packages": package_versions(), "git": git_facts(repository)}
+def environment_facts(repository: Path | None = None, state_dir: Path | None = None) -> dict[str, Any]:
+    """Everything results.json records about the environment, the machine's state before the first run
+    (harness.machine.snapshot) and, with `state_dir`, the filesystem the runs' store and database are on."""
+    return {
+        "machine": machine_facts(),
+        "packages": package_versions(),
+        "installed": installed_packages(),
+        "git": git_facts(repository),
+        "machine_state": {"before": snapshot()},
+        "state_filesystem": filesystem_of(state_dir) if state_dir is not None else None,
+    }
 
 
 def machine_facts() -> dict[str, Any]:

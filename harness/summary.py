@@ -12,6 +12,7 @@ from rich.table import Table
 
 from harness.analysis import Analysis, Cell, Pair
 from harness.defaults import CONFIDENCE, RESOLVE
+from harness.machine import warnings_for
 from harness.plan import human_bytes
 from harness.remote import public_url
 from harness.results import Results
@@ -223,8 +224,9 @@ def summary_markdown(results: Results, analysis: Analysis) -> str:
         lines += ["", f"## Recommended {setting_label(spec.sweep_setting)}", ""]
         lines += [*markdown_table(SWEEP_HEADER, sweep_rows(picks)), ""]
         lines += [f"- {recommendation_sentence(pick)}" for pick in picks]
-    if analysis.warnings:
-        lines += ["", "## Warnings", "", *(f"- {warning}" for warning in analysis.warnings)]
+    warnings = [*analysis.warnings, *warnings_for(results.environment)]
+    if warnings:
+        lines += ["", "## Warnings", "", *(f"- {warning}" for warning in warnings)]
     lines += ["", "## Harness overhead", "", overhead_line(analysis), ""]
     return "\n".join(lines)
 
@@ -245,7 +247,7 @@ def print_summary(console: Console, results: Results, analysis: Analysis) -> Non
     for line in [*average_sentence(analysis, spec.baseline_variant.name), *peer_sentences(analysis),
                  *sweep_sentences(spec, analysis)]:
         console.print(line)
-    for warning in analysis.warnings:
+    for warning in [*analysis.warnings, *warnings_for(results.environment)]:
         console.print(f"[yellow]Warning:[/yellow] {warning}")
 
 
