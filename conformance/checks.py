@@ -39,12 +39,18 @@ __all__ = [
     "check_no_partial_files",
     "check_all_fetched",
     "check_all_failed",
+    "check_one_clock",
 ]
 
 FAST_BACKOFF = 0.01
 """backoff_base of the suite's fetches: retries are checked, not waited for (Retry-After still counts)."""
 RUN_AHEAD_FACTOR = 8
 """A downloader may start at most this many times download_concurrency requests ahead of its consumer."""
+LATENCY_BOUNDS = (0.8, 3.0)
+"""A latency, in multiples of how long the server held the response, when downloads take turns on one slot:
+at least the hold, far less than the turns of the downloads before it."""
+CLOCK_SLACK = 0.05
+"""Seconds by which a fetch's times may disagree: a thread or a task scheduled late, the hand-off of an outcome."""
 _SHOWN = 3
 
 
@@ -241,6 +247,39 @@ def check_all_failed(
             f"gave up on {url} after {outcome.attempts} attempt(s), not {attempts}", rule
         )
     check_no_partial_files(subject, temp_dir, outcomes, f"after a {error.__name__}")
+
+
+def check_one_clock(subject: Subject, results: Sequence[DownloadResult], held: float, elapsed: float) -> None:
+    """Results of a fetch at download_concurrency 1 from a server that held every response `held` seconds,
+    which took `elapsed`: each latency is one held response, the latencies add up to no more than the
+    fetch took, and queue_seconds, when reported, is the rest of the time from started to finished."""
+    rule = (
+        "measure latency from the moment a download holds its concurrency slot to its verified file, and the"
+        " wait for the slot apart, as queue_seconds (DownloadJob.holding does)"
+    )
+    low, high = (held * bound for bound in LATENCY_BOUNDS)
+    for result in results:
+        url, latency = result.request.url, result.latency
+        assert latency is not None, subject.broke(f"reported no latency for {url}", rule)
+        assert low <= latency <= high and latency <= result.seconds + CLOCK_SLACK, subject.broke(
+            f"reported a latency of {latency:.3f} s ({result.seconds:.3f} s from started to finished) for {url},"
+            f" whose response the server held {held:g} s, with one download at a time",
+            rule,
+        )
+    total = sum(result.latency or 0.0 for result in results)
+    assert total <= elapsed + CLOCK_SLACK, subject.broke(
+        f"reported latencies adding up to {total:.2f} s for {len(results)} downloads made one at a time in"
+        f" {elapsed:.2f} s: some include the wait for the slot",
+        rule,
+    )
+    for result in results:
+        waited, rest = result.queue_seconds, result.seconds - (result.latency or 0.0)
+        assert waited is None or abs(waited - rest) <= CLOCK_SLACK, subject.broke(
+            f"reported queue_seconds={waited:.3f} for {result.request.url}, where its {result.seconds:.3f} s from"
+            f" started to finished, less its latency, leave {rest:.3f} s",
+            "report as queue_seconds the time a download waited for its slot: for one attempt, all of the time"
+            " from started to finished that is not its latency",
+        )
 
 
 def _describe(error: BaseException) -> str:

@@ -21,6 +21,7 @@ from conformance.checks import (
     check_all_failed,
     check_all_fetched,
     check_no_partial_files,
+    check_one_clock,
     check_one_outcome_per_request,
     check_verified,
     read_requests,
@@ -69,6 +70,11 @@ DERIVED_DEADLINE = 2.0
 """The trickle test's deadline: ALLOWANCE, plus the file's size at a min_rate chosen to make this."""
 DEADLINE_SLACK = 1.5
 """Seconds past the deadline a downloader may take to give up: a read of the trickle returns each second."""
+HELD = 0.1
+"""Seconds the server of the clock test holds every response before its first byte."""
+TURNS = 6
+"""Small files the clock test fetches one at a time: a clock that counts the turns before a download's own
+reads up to TURNS x HELD."""
 
 TRANSIENT = {
     "5xx": (FaultConfig(http_5xx=1.0, max_per_path=1), {}),
@@ -296,6 +302,16 @@ def test_a_trickling_body_ends_at_the_derived_deadline(subject: Subject, tree: P
         rule,
     )
     check_all_failed(subject, [request], outcomes, temp_dir, error=DownloadTimeout, attempts=1, rule=rule)
+
+
+def test_latency_is_the_time_a_download_holds_its_slot(subject: Subject, tree: Path, temp_dir: Path) -> None:
+    with serve_in_background(tree, profile=NetworkProfile(latency=HELD, name="held")) as running:
+        requests = read_requests(tree, running.url, "many-small/PULP_MANIFEST")[:TURNS]
+        started = time.monotonic()
+        outcomes = subject.fetch_all(requests, temp_dir, download_concurrency=1)
+        elapsed = time.monotonic() - started
+    check_all_fetched(subject, requests, outcomes, temp_dir, attempts=1, rule="fetch every file of a slow server")
+    check_one_clock(subject, results_of(outcomes), HELD, elapsed)
 
 
 @pytest.mark.parametrize("case", sorted(READ_TIMEOUTS))

@@ -10,7 +10,6 @@ import asyncio
 import base64
 import socket
 import ssl
-import time
 from collections import deque
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -38,11 +37,11 @@ from downloaders.errors import (
 )
 from downloaders.headers import request_headers
 from downloaders.redirects import Redirects, redirect_location
-from downloaders.retry import RateLimiter, RetryPolicy, parse_retry_after
+from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.offload import HashingThread
 from downloaders.settings import DownloaderSettings
 from downloaders.tls import build_ssl_context, trusts_system_defaults
-from downloaders.types import DownloadFailure, DownloadRequest, DownloadResult, Outcome
+from downloaders.types import DownloadRequest, DownloadResult, Outcome
 
 __all__ = ["AsyncioDownloader"]
 
@@ -125,21 +124,24 @@ class AsyncioDownloader(BaseDownloader):
         request: DownloadRequest,
         temp_dir: Path,
     ) -> Outcome:
-        started, attempts, mismatches = time.monotonic(), 0, 0
+        """Attempts until one succeeds or RetryPolicy says to stop. The task exists before it holds a
+        slot (see the class), so `job` clocks the wait for the slot apart from the attempt."""
+        job = DownloadJob(request)
         while True:
-            attempts += 1
+            job.attempts += 1
             try:
                 chain = Redirects(request.url, self._headers, self.settings)
                 if delay := limiter.reserve():
                     await asyncio.sleep(delay)
                 async with slots:
-                    path, digest, size = await self._attempt(client, hashing, request, chain, temp_dir)
-                return DownloadResult(request, path, digest, size, started, time.monotonic(), attempts)
+                    with job.holding():
+                        path, digest, size = await self._attempt(client, hashing, request, chain, temp_dir)
+                return job.result(path, digest, size)
             except DownloadError as error:
-                mismatches += isinstance(error, VerificationError)
-                if not policy.should_retry(error, attempts, mismatches):
-                    return DownloadFailure(request, error, attempts)
-                await asyncio.sleep(policy.delay(error, attempts))
+                job.mismatches += isinstance(error, VerificationError)
+                if not policy.should_retry(error, job.attempts, job.mismatches):
+                    return job.failure(error)
+                await asyncio.sleep(job.back_off(policy.delay(error, job.attempts)))
 
     async def _attempt(
         self, client: _Client, hashing: HashingThread, request: DownloadRequest, chain: Redirects, temp_dir: Path

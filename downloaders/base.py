@@ -48,7 +48,9 @@ class Downloader(Protocol):
 
     def fetch(self, requests: Iterable[DownloadRequest], temp_dir: Path) -> Generator[Outcome, None, None]:
         """Yield one outcome per request, in completion order, with at most `download_concurrency`
-        in flight. Closing the iterator early cancels the rest and leaves no file behind."""
+        in flight. Closing the iterator early cancels the rest and leaves no file behind. A result's
+        `latency` is the time it held a slot and `queue_seconds` its wait for one (DownloadResult):
+        one clock for every downloader, so that their latencies compare."""
         ...
 
 
@@ -189,4 +191,6 @@ class BaseDownloader(abc.ABC):
 
         Must keep at most `download_concurrency` requests in flight, release that slot while
         backing off, and return promptly (raising FetchCancelled is fine) once `handoff.cancelled`.
+        A `DownloadJob` per request keeps the clock: `holding()` around each attempt, entered once it
+        holds its slot and the rate limit let it start, and `back_off(delay)` for each retry.
         """

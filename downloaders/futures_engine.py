@@ -61,7 +61,7 @@ from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry
 from downloaders.settings import DownloaderSettings
 from downloaders.streaming import BodyWriter
 from downloaders.tls import build_ssl_context
-from downloaders.types import DownloadRequest
+from downloaders.types import DownloadRequest, DownloadResult
 
 __all__ = ["FuturesDownloader"]
 
@@ -84,7 +84,7 @@ class FuturesDownloader(BaseDownloader):
         concurrency = self.settings.download_concurrency
         try:
             with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="futures-download") as executor:
-                in_flight: dict[Future[tuple[Path, str, int]], DownloadJob] = {}
+                in_flight: dict[Future[DownloadResult], DownloadJob] = {}
                 try:
                     self._schedule(iter(requests), temp_dir, handoff, executor, in_flight, pool, limiter)
                 finally:
@@ -98,7 +98,7 @@ class FuturesDownloader(BaseDownloader):
         temp_dir: Path,
         handoff: Handoff,
         executor: ThreadPoolExecutor,
-        in_flight: dict[Future[tuple[Path, str, int]], DownloadJob],
+        in_flight: dict[Future[DownloadResult], DownloadJob],
         pool: urllib3.PoolManager,
         limiter: RateLimiter,
     ) -> None:
@@ -115,7 +115,7 @@ class FuturesDownloader(BaseDownloader):
                 if job is None:
                     break
                 job.attempts += 1
-                future = executor.submit(self._attempt, pool, limiter, job.request, temp_dir, handoff.cancelled)
+                future = executor.submit(self._attempt, pool, limiter, job, temp_dir, handoff.cancelled)
                 in_flight[future] = job
             if not in_flight and not backing_off and exhausted:
                 return
@@ -124,14 +124,13 @@ class FuturesDownloader(BaseDownloader):
                 job = in_flight.pop(future)
                 error = future.exception()
                 if error is None:
-                    path, digest, size = future.result()
-                    handoff.emit(job.result(path, digest, size))
+                    handoff.emit(future.result())
                     continue
                 if not isinstance(error, DownloadError):
                     raise error
                 job.mismatches += isinstance(error, VerificationError)
                 if policy.should_retry(error, job.attempts, job.mismatches):
-                    ready = time.monotonic() + policy.delay(error, job.attempts)
+                    ready = time.monotonic() + job.back_off(policy.delay(error, job.attempts))
                     heapq.heappush(backing_off, (ready, next(order), job))
                 else:
                     handoff.emit(job.failure(error))
@@ -140,13 +139,23 @@ class FuturesDownloader(BaseDownloader):
         self,
         pool: urllib3.PoolManager,
         limiter: RateLimiter,
-        request: DownloadRequest,
+        job: DownloadJob,
         temp_dir: Path,
         cancelled: Event,
-    ) -> tuple[Path, str, int]:
-        url = request.url
-        chain = Redirects(url, pool.headers, self.settings)
+    ) -> DownloadResult:
+        """One attempt, in a pool thread, and its result once verified. The thread holds its slot while
+        it waits for the rate limit, which `job` clocks as queue time, as the other engines' waits for it are."""
+        chain = Redirects(job.request.url, pool.headers, self.settings)
         time.sleep(limiter.reserve())
+        with job.holding():
+            body = self._get(pool, job.request, chain, temp_dir, cancelled)
+        return job.result(*body)
+
+    def _get(
+        self, pool: urllib3.PoolManager, request: DownloadRequest, chain: Redirects, temp_dir: Path, cancelled: Event
+    ) -> tuple[Path, str, int]:
+        """The response to the request's last hop, its body streamed into a verified file within the deadline."""
+        url = request.url
         seconds = deadline_seconds(request, self.settings)
         deadline = None if seconds is None else time.monotonic() + seconds
         try:
@@ -348,13 +357,13 @@ def _until_next(backing_off: list[tuple[float, int, DownloadJob]]) -> float:
     return max(0.0, min(0.2, backing_off[0][0] - time.monotonic()))
 
 
-def _abandon(in_flight: dict[Future[tuple[Path, str, int]], DownloadJob]) -> None:
+def _abandon(in_flight: dict[Future[DownloadResult], DownloadJob]) -> None:
     """Wait for attempts nobody will consume and remove the files they finished."""
     for future in in_flight:
         future.cancel()
     for future in in_flight:
         if not future.cancelled() and future.exception() is None:
-            future.result()[0].unlink(missing_ok=True)
+            future.result().path.unlink(missing_ok=True)
 
 
 def _translate(url: str, error: BaseException) -> DownloadError:

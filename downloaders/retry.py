@@ -1,14 +1,16 @@
-"""When to try a request again, and how long to wait first; shared by every engine so they agree."""
+"""When to try a request again, how long to wait first, and a download's clock; shared by every engine so they agree."""
 
 from __future__ import annotations
 
 import random
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import Iterator
 
 from downloaders import defaults
 from downloaders.errors import DownloadError, HttpStatusError, VerificationError
@@ -67,16 +69,69 @@ class RetryPolicy:
 
 @dataclass
 class DownloadJob:
-    """One request and the attempts made for it so far: what RetryPolicy needs, and what the outcome reports."""
+    """One request and the attempts made for it so far: what RetryPolicy needs, and what the outcome reports.
+
+    It is also the download's clock, the one place the contract's times are measured (DownloadResult
+    says what they mean), so that every engine measures the same thing: the engine calls `holding()`
+    around each attempt, or `hold()` and `release()` where an attempt begins and ends in different
+    places, and `back_off(delay)` when it schedules a retry. Whatever the download does outside those
+    (waiting for a slot, for the rate limit, for the engine to look at it again) is queue time.
+    """
 
     request: DownloadRequest
     started: float = field(default_factory=time.monotonic)
     attempts: int = 0
     mismatches: int = 0
+    latency: float = 0.0
+    """Seconds the attempts so far held their slot."""
+    queue_seconds: float = 0.0
+    """Seconds the attempts so far waited for one."""
+    _since: float = field(init=False, repr=False)
+    """When the current wait (or, between `hold` and `release`, the current attempt) began."""
+
+    def __post_init__(self) -> None:
+        self._since = self.started
+
+    def hold(self) -> None:
+        """The next attempt holds its concurrency slot and may start now (the rate limit let it)."""
+        now = time.monotonic()
+        self.queue_seconds += max(0.0, now - self._since)  # a timer may wake a backoff a hair early
+        self._since = now
+
+    def release(self) -> None:
+        """The attempt that `hold` began has ended: its file verified, or with an error."""
+        now = time.monotonic()
+        self.latency += now - self._since
+        self._since = now
+
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """`hold` before the attempt in the block and `release` after it, however it ends."""
+        self.hold()
+        try:
+            yield
+        finally:
+            self.release()
+
+    def back_off(self, seconds: float) -> float:
+        """The next attempt is due in `seconds`, a backoff (neither queue time nor latency); returns
+        `seconds` for the sleep or the timer that waits them."""
+        self._since = time.monotonic() + seconds
+        return seconds
 
     def result(self, path: Path, sha256: str, size: int) -> DownloadResult:
         """The outcome of an attempt that produced this verified file."""
-        return DownloadResult(self.request, path, sha256, size, self.started, time.monotonic(), self.attempts)
+        return DownloadResult(
+            self.request,
+            path,
+            sha256,
+            size,
+            self.started,
+            time.monotonic(),
+            self.attempts,
+            latency=self.latency,
+            queue_seconds=self.queue_seconds,
+        )
 
     def failure(self, error: DownloadError) -> DownloadFailure:
         """The outcome once RetryPolicy gives up after `error`."""

@@ -27,7 +27,16 @@ class DownloadRequest:
 
 @dataclass(frozen=True)
 class DownloadResult:
-    """A complete, verified file in the caller's temp dir; the caller now owns (moves or removes) it."""
+    """A complete, verified file in the caller's temp dir; the caller now owns (moves or removes) it.
+
+    Its times follow one clock, whatever the engine (docs/plugins.md, "One clock"), so that two
+    downloaders' latencies compare: from `started`, when the downloader took the request on, the
+    download waits for a concurrency slot (`queue_seconds`), holds one for an attempt (`latency`),
+    and between attempts backs off (neither); `finished` is when its file was verified. So
+    `finished - started` is queue time, latency and backoff together. `DownloadJob` keeps this clock.
+    `latency` and `queue_seconds` came after the rest of the contract: None from a downloader that
+    does not measure them, which the sync then leaves out of its percentiles.
+    """
 
     request: DownloadRequest
     path: Path
@@ -36,10 +45,15 @@ class DownloadResult:
     started: float
     finished: float
     attempts: int
+    latency: float | None = None
+    """Seconds the download held a concurrency slot, from the moment each attempt held it (and the
+    rate limit let it start) to that attempt's end, the last one's verified file: summed over attempts."""
+    queue_seconds: float | None = None
+    """Seconds the download waited for a slot (and for the rate limit), summed over its attempts."""
 
     @property
     def seconds(self) -> float:
-        """Time from the first attempt's start to the verified end, backoff included."""
+        """Time from `started` to the verified end: queue time, latency and backoff together."""
         return self.finished - self.started
 
 

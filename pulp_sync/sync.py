@@ -73,6 +73,11 @@ class SyncReport:
     latency_p50: float | None
     latency_p90: float | None
     latency_p99: float | None
+    slot_wait_p50: float | None = None
+    slot_wait_p90: float | None = None
+    slot_wait_p99: float | None = None
+    """Percentiles of the downloads' waits for a concurrency slot (DownloadResult.queue_seconds), apart
+    from their latency; None from a downloader that does not report them, and in reports made before."""
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready values."""
@@ -116,19 +121,25 @@ class _Tally:
     retries: int = 0
     failures: int = 0
     latencies: list[float] = field(default_factory=list)
+    slot_waits: list[float] = field(default_factory=list)
 
     def count(self, outcome: DownloadResult | DownloadFailure) -> None:
+        """Tally an outcome; a latency or queue time its downloader did not measure is left out, not guessed."""
         self.retries += outcome.attempts - 1
         if isinstance(outcome, DownloadFailure):
             self.failures += 1
             return
         self.downloaded += 1
         self.bytes += outcome.size
-        self.latencies.append(outcome.seconds)
+        if outcome.latency is not None:
+            self.latencies.append(outcome.latency)
+        if outcome.queue_seconds is not None:
+            self.slot_waits.append(outcome.queue_seconds)
 
     def report(self, version: int | None) -> SyncReport:
         seconds = time.monotonic() - self.started
         p50, p90, p99 = _percentiles(self.latencies)
+        slot_wait_p50, slot_wait_p90, slot_wait_p99 = _percentiles(self.slot_waits)
         return SyncReport(
             repository=self.repository,
             version=version,
@@ -145,6 +156,9 @@ class _Tally:
             latency_p50=p50,
             latency_p90=p90,
             latency_p99=p99,
+            slot_wait_p50=slot_wait_p50,
+            slot_wait_p90=slot_wait_p90,
+            slot_wait_p99=slot_wait_p99,
         )
 
 
@@ -427,13 +441,13 @@ def _content_ids(manifest: Path) -> set[int]:
     return ids
 
 
-def _percentiles(latencies: list[float]) -> tuple[float | None, float | None, float | None]:
-    """p50, p90, p99 of the download latencies; None without downloads.
+def _percentiles(times: list[float]) -> tuple[float | None, float | None, float | None]:
+    """p50, p90, p99 of some per-download times (latencies, waits for a slot); None without any.
 
     statistics.quantiles with method="inclusive" interpolates linearly between order statistics
     (Hyndman & Fan type 7, numpy's default), right for a complete set of observations.
     """
-    if len(latencies) < 2:
-        return (latencies[0],) * 3 if latencies else (None, None, None)
-    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    if len(times) < 2:
+        return (times[0],) * 3 if times else (None, None, None)
+    cuts = statistics.quantiles(times, n=100, method="inclusive")
     return cuts[49], cuts[89], cuts[98]

@@ -64,3 +64,11 @@ def test_an_unknown_downloader_is_a_usage_error(tmp_path: Path) -> None:
     run = run_suite(["-m", "conformance", "no-such-downloader"], tmp_path)
     assert run.returncode == 4, run.tail()
     assert "no downloader named 'no-such-downloader'; installed: asyncio, futures" in run.output, run.tail()
+
+
+def test_a_downloader_that_clocks_the_wait_for_its_slot_fails(tmp_path: Path) -> None:
+    name = "tests.conformance.broken:ClocksTheWait"
+    run = run_suite(["-m", "conformance", name, "-k", "latency"], tmp_path, pythonpath=[REPO])
+    assert run.returncode == 1 and run.counts["failed"] == 1, run.tail()
+    assert f"downloader '{name}' reported latencies adding up to" in run.output, run.tail()
+    assert "it must measure latency from the moment a download holds its concurrency slot" in run.output, run.tail()

@@ -126,11 +126,11 @@ class HttpxDownloader(BaseDownloader):
         while (job := await fetch.jobs.get()) is not None:
             job.attempts += 1
             try:
-                path, digest, size = await self._attempt(fetch, job.request)
+                path, digest, size = await self._attempt(fetch, job)
             except DownloadError as error:
                 job.mismatches += isinstance(error, VerificationError)
                 if fetch.policy.should_retry(error, job.attempts, job.mismatches):
-                    loop.call_later(fetch.policy.delay(error, job.attempts), fetch.jobs.put_nowait, job)
+                    loop.call_later(job.back_off(fetch.policy.delay(error, job.attempts)), fetch.jobs.put_nowait, job)
                     continue
                 outcome: Outcome = job.failure(error)
             else:
@@ -138,13 +138,19 @@ class HttpxDownloader(BaseDownloader):
             await _hand_over(outcome, fetch.handoff)
             fetch.window.release()
 
-    async def _attempt(self, fetch: _Fetch, request: DownloadRequest) -> _Body:
-        """One GET, with the attempt's deadline (a total timeout, which httpx lacks) around the whole of it."""
+    async def _attempt(self, fetch: _Fetch, job: DownloadJob) -> _Body:
+        """One GET, with the attempt's deadline (a total timeout, which httpx lacks) around the whole of it.
+
+        A worker is a concurrency slot: `job` clocks the attempt from the moment the rate limit lets it
+        start; its time in the queue of jobs, waiting for a worker, is its queue time.
+        """
+        request = job.request
         check_url(request.url)
         await asyncio.sleep(fetch.limiter.reserve())
         try:
-            async with asyncio.timeout(deadline_seconds(request, self.settings)):
-                return await self._stream(fetch, request)
+            with job.holding():
+                async with asyncio.timeout(deadline_seconds(request, self.settings)):
+                    return await self._stream(fetch, request)
         except TimeoutError as error:
             raise deadline_timeout(request, self.settings) from error
 

@@ -206,8 +206,12 @@ class _Transfers:
         self.active: dict[pycurl.Curl, _Transfer] = {}
 
     def start(self, job: DownloadJob) -> None:
-        """Begin an attempt of `job` on an idle handle, libcurl's timeout its deadline (0: none)."""
+        """Begin an attempt of `job` on an idle handle, libcurl's timeout its deadline (0: none).
+
+        An easy handle is a concurrency slot: the attempt holds it from here to `_end`, which `job` clocks.
+        """
         handle = self.idle.pop()
+        job.hold()
         seconds = deadline_seconds(job.request, self.settings)
         deadline = None if seconds is None else time.monotonic() + seconds
         transfer = _Transfer(job, self.temp_dir, deadline)
@@ -252,7 +256,9 @@ class _Transfers:
             if not queued:
                 return ended
 
-    def _end(self, handle: pycurl.Curl, errno: int, message: str) -> tuple[DownloadJob, tuple[Path, str, int] | DownloadError]:
+    def _end(
+        self, handle: pycurl.Curl, errno: int, message: str
+    ) -> tuple[DownloadJob, tuple[Path, str, int] | DownloadError]:
         self.multi.remove_handle(handle)
         transfer = self.active.pop(handle)
         self.idle.append(handle)
@@ -267,6 +273,8 @@ class _Transfers:
         except DownloadError as error:
             transfer.discard()
             return transfer.job, error
+        finally:
+            transfer.job.release()
 
 
 @dataclass(order=True)
@@ -351,7 +359,7 @@ class _Scheduler:
             return
         job.mismatches += isinstance(ended, VerificationError)
         if self.policy.should_retry(ended, job.attempts, job.mismatches):
-            self._later(job, self.policy.delay(ended, job.attempts), slot_reserved=False)
+            self._later(job, job.back_off(self.policy.delay(ended, job.attempts)), slot_reserved=False)
         else:
             self.ready.append(job.failure(ended))
 
