@@ -275,6 +275,43 @@ def main() -> None:
     bench_group(prog_name="python -m harness")
 
 
+@bench_group.command("calibrate")
+@click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--experiments", "count", type=click.IntRange(min=2), default=defaults.CALIBRATION_EXPERIMENTS,
+              show_default=True, help="A/A experiments to run.")
+@click.option("--manifests", callback=_csv(str),
+              help=f"Manifests to run [spec's, else {','.join(defaults.CALIBRATION_MANIFESTS)}].")
+@_common_options
+def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] | None, **options: Any) -> None:
+    """Measure this machine's noise: K A/A experiments of SPEC's baseline variant against a copy of itself
+    (default: asyncio, 5 runs, manifests 100 and 300), then the false alarms (comparisons called faster or
+    slower), each manifest's typical CV and the smallest difference detected four times in five. Stored
+    as RESULTS_DIR/calibration.json; later reports on this machine quote it."""
+    from harness.calibration import a_a_experiment, calibrate, save
+    from harness.machine import state_lock
+    from harness.provenance import machine_facts
+    from harness.report import render
+    from harness.results import new_results_dir
+    from harness.runner import check_runnable
+    from harness.spec import Experiment, Variant, load_spec
+
+    base = load_spec(spec) if spec else Experiment(
+        name="calibration", variants=(Variant("asyncio", "asyncio"),), manifests=defaults.CALIBRATION_MANIFESTS,
+        runs=defaults.CALIBRATION_RUNS)
+    base = _overridden(base, options, manifests=manifests)
+    check_runnable(a_a_experiment(base, 1))
+    root = new_results_dir(options["results_dir"], "calibration")
+    analyses = []
+    for number in range(1, count + 1):
+        click.echo(f"A/A experiment {number} of {count}", err=True)
+        with state_lock(options["state_dir"]):
+            folder = _run(a_a_experiment(base, number), {**options, "out": root / str(number), "resume": False})
+        analyses.append(render(folder).analysis)
+    calibration = calibrate(base, analyses, machine_facts())
+    click.echo(calibration.sentence())
+    click.echo(f"Stored in {save(options['results_dir'], calibration)}; the A/A experiments are in {root}")
+
+
 def _overridden(experiment: Experiment, options: dict[str, Any], **extra: Any) -> Experiment:
     """The experiment with every flag given applied (flags left out keep the spec's values). A manifest's
     own URL as the remote is the experiment's one manifest, named after it (with --manifests naming

@@ -20,6 +20,9 @@ __all__ = [
     "POWER",
     "RESOLVE",
     "BOOTSTRAP_RESAMPLES",
+    "CALIBRATION_EXPERIMENTS",
+    "CALIBRATION_MANIFESTS",
+    "CALIBRATION_RUNS",
     "HIGH_CV",
     "OUTLIER_Z",
     "OUTLIER_MIN_RUNS",
@@ -68,6 +71,11 @@ resolve 5%")."""
 BOOTSTRAP_RESAMPLES = 2000
 """Resamples of the percentile bootstrap of the average percent change (Efron & Tibshirani 1993,
 ch. 13): enough that the 2.5th and 97.5th percentiles move by a fraction of a percent between seeds."""
+CALIBRATION_EXPERIMENTS = 6
+"""A/A experiments `bench calibrate` runs: 12 comparisons on its two manifests, about 5 minutes here."""
+CALIBRATION_MANIFESTS = ("100", "300")
+CALIBRATION_RUNS = 5
+"""Counted runs per cell of each A/A experiment (and one warm-up)."""
 HIGH_CV = 0.10
 """A cell whose stddev is above this fraction of its mean gets a warning: too noisy to trust."""
 OUTLIER_Z = 10.0

@@ -14,7 +14,7 @@ from pathlib import Path
 from string import Template
 from typing import Sequence
 
-from harness import summary
+from harness import calibration, summary
 from harness.analysis import Analysis, Pair
 from harness.outputs import perf_data_name, save_run_outputs
 from harness.machine import warnings_for
@@ -72,7 +72,7 @@ def _html(folder: Path, results: Results, analysis: Analysis, plots: Sequence[st
         mean_table=_table(*summary.matrix(results, analysis, "mean")),
         stdev_table=_table(*summary.matrix(results, analysis, "stdev")),
         cell_table=_table(summary.TIME_HEADER, summary.time_rows(analysis)),
-        pair_section=_pair_section(results, analysis),
+        pair_section=_pair_section(results, analysis) + _calibration(folder, results),
         resource_table=_table(summary.RESOURCE_HEADER, summary.resource_rows(analysis)),
         overhead=escape(summary.overhead_line(analysis)),
         sweep=_sweep_section(results, analysis),
@@ -108,6 +108,14 @@ def _headline(results: Results, analysis: Analysis) -> str:
 def _direction(pair: Pair) -> str:
     """The CSS class of a pair's verdict: "faster", "slower" or "no-difference"."""
     return pair.comparison.verdict.replace(" ", "-") if pair.comparison else "no-difference"
+
+
+def _calibration(folder: Path, results: Results) -> str:
+    """The machine's calibration (harness.calibration), stored beside the results folders, as a paragraph."""
+    if not results.experiment.variants[1:]:
+        return ""
+    stored = calibration.load(folder.resolve().parent)
+    return f"<p class=\"calibration\">{escape(calibration.quote(stored, results.environment.get('machine', {})))}</p>"
 
 
 def _pair_section(results: Results, analysis: Analysis) -> str:
