@@ -27,6 +27,7 @@ setup(
         "gunicorn>=22.0",
         "rq>=3.0",
         "redis>=5.0",
+        "packaging>=22.0",  # reading plugins' requirements for results.json (harness.provenance)
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1"],

@@ -15,21 +15,23 @@ from harness.records import RunRecord
 from harness.spec import Experiment
 from harness.stats import Comparison, Summary, compare, describe, holm, mean_or_none
 
-__all__ = ["Cell", "Pair", "PeerRatio", "AverageChange", "Analysis", "analyse", "throughput_mb_s"]
+__all__ = ["Cell", "Pair", "PeerRatio", "AverageChange", "Analysis", "analyse", "throughput_mb_s",
+           "files_per_second"]
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One manifest x variant: its sync times (seconds) and throughputs (MB/s, 10^6 bytes).
+    """One manifest x variant: its sync times (seconds), throughputs (MB/s, 10^6 bytes) and files/s.
 
-    The time's interval is Student's t of the mean; the throughput's is of its geometric mean, from
-    the logs (harness.stats.describe with log_interval), so it never goes below 0 MB/s.
+    The time's interval is Student's t of the mean; the rates' are of their geometric means, from
+    the logs (harness.stats.describe with log_interval), so they never go below 0.
     """
 
     manifest: str
     variant: str
     time: Summary | None
     throughput: Summary | None
+    files_per_second: Summary | None
     failed: int
     cpu_seconds: float | None
     peak_rss_mb: float | None
@@ -42,6 +44,7 @@ class Cell:
         data = dict(self.__dict__)
         data["time"] = self.time.as_dict() if self.time else None
         data["throughput"] = self.throughput.as_dict() if self.throughput else None
+        data["files_per_second"] = self.files_per_second.as_dict() if self.files_per_second else None
         return data
 
 
@@ -135,6 +138,14 @@ def throughput_mb_s(run: RunRecord) -> float | None:
     return run.bytes_downloaded / 1e6 / run.sync_seconds
 
 
+def files_per_second(run: RunRecord) -> float | None:
+    """Files downloaded per second of the sync alone: for many small files what matters, where MB/s says
+    little; None for a run without downloads or time."""
+    if not run.sync_seconds or not run.artifacts_downloaded:
+        return None
+    return run.artifacts_downloaded / run.sync_seconds
+
+
 def _counted(runs: Sequence[RunRecord], manifest: str, variant: str) -> list[RunRecord]:
     return [r for r in runs if r.manifest == manifest and r.variant == variant and r.counted]
 
@@ -144,11 +155,13 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
     failed = sum(1 for r in runs if r.manifest == manifest and r.variant == variant and not r.ok)
     times = [r.sync_seconds for r in counted if r.sync_seconds is not None]
     rates = [rate for rate in map(throughput_mb_s, counted) if rate is not None]
+    files = [rate for rate in map(files_per_second, counted) if rate is not None]
     return Cell(
         manifest=manifest,
         variant=variant,
         time=describe(times) if times else None,
         throughput=describe(rates, log_interval=True) if rates else None,
+        files_per_second=describe(files, log_interval=True) if files else None,
         failed=failed,
         cpu_seconds=mean_or_none([r.cpu_seconds for r in counted]),
         peak_rss_mb=mean_or_none([r.peak_rss_mb for r in counted]),

@@ -12,9 +12,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+
+from downloaders.registry import ENTRY_POINT_GROUP
 from harness.machine import filesystem_of, installed_packages, snapshot
 
-__all__ = ["environment_facts", "machine_facts", "package_versions", "git_facts"]
+__all__ = ["environment_facts", "machine_facts", "package_versions", "downloader_distributions", "git_facts"]
 
 PACKAGES = ("pulp-sync", "aiohttp", "urllib3", "Django", "click", "rich", "scipy", "numpy", "matplotlib")
 """Packages whose versions can change a result or how it is computed, shown first; `installed` has them all."""
@@ -27,6 +30,7 @@ def environment_facts(repository: Path | None = None, state_dir: Path | None = N
         "machine": machine_facts(),
         "packages": package_versions(),
         "installed": installed_packages(),
+        "downloaders": downloader_distributions(),
         "git": git_facts(repository),
         "machine_state": {"before": snapshot()},
         "state_filesystem": filesystem_of(state_dir) if state_dir is not None else None,
@@ -55,6 +59,32 @@ def package_versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             versions[name] = None
     return versions
+
+
+def downloader_distributions() -> dict[str, dict[str, Any]]:
+    """Each installed downloader (entry point) with the distribution that provides it, its version, and
+    the versions of that distribution's own requirements: a plugin's figures depend on its libraries."""
+    found = {}
+    for point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        dist = point.dist
+        if dist is None:
+            found[point.name] = {"entry_point": point.value, "distribution": None}
+            continue
+        requires = [Requirement(text) for text in dist.requires or ()]
+        found[point.name] = {
+            "entry_point": point.value,
+            "distribution": dist.metadata["Name"],
+            "version": dist.version,
+            "requires": {r.name: _version_of(r.name) for r in requires if r.marker is None},
+        }
+    return found
+
+
+def _version_of(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def git_facts(repository: Path | None = None) -> dict[str, Any]:

@@ -43,7 +43,8 @@ __all__ = [
     "overhead_line",
 ]
 
-TIME_HEADER = ("manifest", "variant", "n", "mean ± σ (s)", "95% CI (s)", "min … max (s)", "MB/s (geo. mean)", "failed")
+TIME_HEADER = ("manifest", "variant", "n", "mean ± σ (s)", "95% CI (s)", "min … max (s)", "MB/s (geo. mean)",
+               "files/s (geo. mean)", "failed")
 CONFIDENCE_LABEL = f"{CONFIDENCE:.0%} CI"
 """How every interval is labelled: one level everywhere (defaults.CONFIDENCE)."""
 PAIR_HEADER = ("manifest", "variant", "change", "ratio", "p (paired, Holm)", "p (Welch)", "verdict")
@@ -254,7 +255,7 @@ def print_summary(console: Console, results: Results, analysis: Analysis) -> Non
 def _time_row(cell: Cell) -> tuple[str, ...]:
     time, rate = cell.time, cell.throughput
     if time is None:
-        return (cell.manifest, cell.variant, "0", "–", "–", "–", "–", str(cell.failed))
+        return (cell.manifest, cell.variant, "0", "–", "–", "–", "–", "–", str(cell.failed))
     spread = f" ± {time.stdev:.3f}" if time.stdev is not None else ""
     interval = f"{fmt(time.ci_low)} … {fmt(time.ci_high)}" if time.ci_low is not None else "–"
     return (
@@ -265,6 +266,7 @@ def _time_row(cell: Cell) -> tuple[str, ...]:
         interval,
         f"{time.min:.3f} … {time.max:.3f}",
         fmt(rate.geometric_mean if rate else None, 1),
+        fmt(cell.files_per_second.geometric_mean if cell.files_per_second else None, 1),
         str(cell.failed),
     )
 

@@ -49,8 +49,15 @@ def test_every_output_is_written_with_the_right_counts(smoke: tuple[Path, str]) 
         assert len(times) == 3 and all(seconds > 0 for seconds in times)
     document = json.loads((folder / "results.json").read_text())
     assert len(document["runs"]) == 6 and document["finished_at"]
-    assert document["environment"]["git"]["commit"] and document["environment"]["packages"]["scipy"]
+    environment = document["environment"]
+    assert environment["git"]["commit"] and environment["packages"]["scipy"] and environment["installed"]["pytest"]
+    asyncio = environment["downloaders"]["asyncio"]
+    assert asyncio["distribution"] == "pulp-sync" and asyncio["requires"]["aiohttp"], "the plugin and its libraries"
+    assert environment["machine_state"]["before"]["load_average"]
     assert document["manifests"]["100"]["files"] == 100
+    for cell in document["statistics"]["cells"]:
+        rate = cell["files_per_second"]
+        assert rate["geometric_mean"] == pytest.approx(100 / cell["time"]["mean"], rel=0.2)
     for row in rows:
         assert int(row["artifacts_downloaded"]) == 100 and float(row["wall_seconds"]) > float(row["sync_seconds"])
         assert float(row["reset_seconds"]) > 0 and float(row["peak_rss_mb"]) > 10
