@@ -2,14 +2,19 @@
 
 A default sweep of a 50 GB repository is 8 concurrencies x 4 runs x 50 GB = 1.6 TB: an operator must
 see that before the first byte moves, and a CI must be able to refuse it (`--max-bytes`).
+
+A run of an RQ variant with `repositories = K` makes K syncs, of K samples of its manifest
+(harness.fleet); it is counted as the most it can download, when every sync finds none of the others'
+files.
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
+from harness.fleet import download_share
 from harness.results import Results
-from harness.schedule import plan
+from harness.schedule import PlannedRun, plan
 from harness.site import ManifestSource
 from harness.spec import Experiment, SpecError
 
@@ -17,21 +22,25 @@ __all__ = ["planned_bytes", "plan_sentence", "plan_warnings", "check_plan", "hum
 
 
 def planned_bytes(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None) -> int:
-    """Bytes the runs still to make will download: each run fetches its manifest's files (or sample) once."""
-    done = {run.key for run in previous.runs} if previous else set()
-    return sum(int(sources[run.manifest].facts["bytes"]) for run in plan(experiment) if run.key not in done)
+    """Bytes the runs still to make will download at most: each run fetches its manifest's files (or sample)
+    once, a run of K repositories K samples of them."""
+    return round(sum(int(sources[run.manifest].facts["bytes"]) * download_share(_repositories(experiment, run))
+                     for run in _todo(experiment, previous)))
 
 
 def plan_sentence(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None) -> str:
-    """"Plan: 2 manifests x 3 variants x 11 runs (1 warm-up) = 66 syncs, 1.2 GB to download (sample 10%)"."""
-    done = {run.key for run in previous.runs} if previous else set()
-    todo = sum(1 for run in plan(experiment) if run.key not in done)
+    """"Plan: 2 manifests x 3 variants x 11 runs (1 warm-up) = 66 syncs, 1.2 GB to download (sample 10%)";
+    with repositories synced at once, "= 66 runs of 150 syncs"."""
+    todo = len(_todo(experiment, previous))
     rounds = experiment.runs + experiment.warmup
+    runs = plan(experiment)
+    syncs = sum(_repositories(experiment, run) for run in runs)
+    made = f"{len(runs)} syncs" if syncs == len(runs) else f"{len(runs)} runs of {syncs} syncs"
     sample = f" (a {experiment.sample} sample of each manifest)" if experiment.sample else ""
-    left = f", {todo} still to make" if done else ""
+    left = f", {todo} still to make" if previous and previous.runs else ""
     return (
         f"Plan: {len(experiment.manifests)} manifest(s) x {len(experiment.variants)} variant(s) x {rounds} runs "
-        f"({experiment.warmup} warm-up) = {len(experiment.manifests) * len(experiment.variants) * rounds} syncs"
+        f"({experiment.warmup} warm-up) = {made}"
         f"{left}, {human_bytes(planned_bytes(experiment, sources, previous))} to download{sample}"
     )
 
@@ -57,6 +66,17 @@ def check_plan(experiment: Experiment, sources: Mapping[str, ManifestSource], pr
     if max_bytes is not None and total > max_bytes:
         raise SpecError(f"the plan downloads {human_bytes(total)}, above --max-bytes {human_bytes(max_bytes)}; "
                         "sync a sample (--sample 10%), make fewer runs or variants, or raise --max-bytes")
+
+
+def _todo(experiment: Experiment, previous: Results | None) -> list[PlannedRun]:
+    """The planned runs not yet in `previous` (a resumed folder)."""
+    done = {run.key for run in previous.runs} if previous else set()
+    return [run for run in plan(experiment) if run.key not in done]
+
+
+def _repositories(experiment: Experiment, run: PlannedRun) -> int:
+    """How many syncs `run` makes: its variant's repositories."""
+    return experiment.variant(run.variant).repositories
 
 
 def human_bytes(count: float) -> str:

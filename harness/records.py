@@ -9,13 +9,16 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from harness.child import ChildRun
 from harness.schedule import PlannedRun, RunKey
 from harness.workers import WorkerUsage
 
-__all__ = ["RunRecord", "RUN_FIELDS", "record_run", "record_command_run", "record_from_dict"]
+if TYPE_CHECKING:
+    from harness.fleet import Fleet
+
+__all__ = ["RunRecord", "RUN_FIELDS", "record_run", "record_fleet_run", "record_command_run", "record_from_dict"]
 
 _REPORT_FIELDS = (
     "bytes_downloaded",
@@ -36,10 +39,17 @@ _REPORT_FIELDS = (
 @dataclass(frozen=True)
 class RunRecord:
     """One reset + sync. `sync_seconds` is the sync alone, as the sync timed itself (the seed's
-    runtime), or for an RQ task the time from queueing to its end (`queue_seconds` of it before
-    the task started); `wall_seconds` is the whole child process, interpreter start included;
-    rusage figures are the sync child's own, and `worker_*` those of an RQ run's workers.
+    runtime), or for an RQ run its makespan: from queueing its first task to its last task's end
+    (harness.fleet; one task's time from queueing to its end in a run of one repository);
+    `wall_seconds` is the whole child process, interpreter start included; rusage figures are the
+    sync child's own (an RQ run's children summed), and `worker_*` those of an RQ run's workers.
     `reset_seconds` and `restart_seconds` are harness overhead.
+
+    An RQ run also has: `hosts` (its variant's, 0 for workers on this machine), `repositories` (the
+    syncs queued at once), `hosts_used` (how many hosts' workers ran them), `queue_seconds` (the
+    median task's wait from queueing to its start), `queue_max_seconds` and `queue_waits` (every
+    task's). Its bytes and artifacts are summed over its tasks, and `mb_per_s` and `files_per_s`
+    (artifacts downloaded per second) are over its makespan.
     """
 
     manifest: str
@@ -76,6 +86,12 @@ class RunRecord:
     latency_p99: float | None = None
     downloader: str | None = None
     concurrency: int | None = None
+    files_per_s: float | None = None
+    hosts: int | None = None
+    repositories: int | None = None
+    hosts_used: int | None = None
+    queue_max_seconds: float | None = None
+    queue_waits: tuple[float, ...] | None = None
 
     @property
     def cpu_seconds(self) -> float:
@@ -102,25 +118,32 @@ RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunRecord))
 
 
 def record_run(planned: PlannedRun, started_at: str, sync: ChildRun, reset_seconds: float,
-               restart_seconds: float | None = None, timeout: float | None = None,
-               workers: WorkerUsage | None = None) -> RunRecord:
-    """Turn the sync child's output and rusage into a record; any failure becomes its `error`.
-
-    With `workers` (an RQ run) the time is the task's, from queueing to its end, as a client waits.
-    """
+               restart_seconds: float | None = None, timeout: float | None = None) -> RunRecord:
+    """Turn the sync child's output and rusage into a record; any failure becomes its `error`."""
     report, parse_error = _report_from(sync.stdout)
     error = _error_of(sync, parse_error, timeout)
-    if workers is not None:
-        report = {**report, "seconds": report.get("task_seconds")}
-    record = _record(planned, started_at, sync, report, error, reset_seconds, restart_seconds)
-    if workers is None:
-        return record
+    return _record(planned, started_at, sync, report, error, reset_seconds, restart_seconds)
+
+
+def record_fleet_run(planned: PlannedRun, started_at: str, fleet: Fleet, reset_seconds: float,
+                     restart_seconds: float | None, timeout: float, workers: WorkerUsage, hosts: int) -> RunRecord:
+    """A record for an RQ run (harness.fleet): its makespan as its time, its tasks' reports as one, its
+    workers' rusage; the first sync child's failure (or the tasks' being unreadable) as its `error`."""
+    errors = (_error_of(child, _report_from(child.stdout)[1], timeout) for child in fleet.children)
+    error = next((said for said in errors if said is not None), fleet.problem)
+    record = _record(planned, started_at, fleet.clients, fleet.report, error, reset_seconds, restart_seconds)
+    waits = fleet.queue_waits
     return dataclasses.replace(
         record,
         worker_user_seconds=workers.user_seconds,
         worker_system_seconds=workers.system_seconds,
         worker_peak_rss_mb=workers.peak_rss_mb,
-        queue_seconds=_float(report.get("queue_seconds")),
+        queue_seconds=fleet.median_queue_seconds,
+        queue_max_seconds=max(waits, default=None),
+        queue_waits=waits,
+        hosts=hosts,
+        repositories=len(fleet.children),
+        hosts_used=fleet.hosts_used,
     )
 
 
@@ -164,13 +187,16 @@ def _record(planned: PlannedRun, started_at: str, child: ChildRun, report: Mappi
         involuntary_switches=child.involuntary_switches,
         reset_seconds=reset_seconds,
         restart_seconds=restart_seconds,
+        files_per_s=_per_second(report.get("artifacts_downloaded"), report.get("seconds")),
         **{name: report.get(name) for name in _REPORT_FIELDS},
     )
 
 
 def record_from_dict(data: Mapping[str, Any]) -> RunRecord:
-    """Read a record back from results.json; keys it does not know are ignored (older harness)."""
-    return RunRecord(**{name: data[name] for name in RUN_FIELDS if name in data})
+    """Read a record back from results.json; keys it does not know are ignored (older harness), and a
+    list (queue_waits) is a tuple again, as it was recorded."""
+    return RunRecord(**{name: tuple(data[name]) if isinstance(data[name], list) else data[name]
+                        for name in RUN_FIELDS if name in data})
 
 
 def _report_from(stdout: str) -> tuple[dict[str, Any], str | None]:
@@ -200,3 +226,8 @@ def _error_of(sync: ChildRun, parse_error: str | None, timeout: float | None) ->
 
 def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
+
+
+def _per_second(count: Any, seconds: Any) -> float | None:
+    """`count` per second of `seconds`, when both are there."""
+    return count / seconds if isinstance(count, int) and isinstance(seconds, (int, float)) and seconds > 0 else None

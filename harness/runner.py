@@ -9,7 +9,10 @@
 A run that fails is recorded with its error and the experiment goes on; a reset that fails stops
 it (every later run would measure a dirty state) with the runs so far saved, ready for --resume.
 Before the first run each manifest's source is prepared (harness.site.prepare_sources): a remote's
-manifest is fetched and checked with every variant's settings, and a sample is drawn once.
+manifest is fetched and checked with every variant's settings, and a sample is drawn once, as are the
+repositories' manifests of RQ variants (harness.fleet). A `tasking = "rq"` run starts its workers
+(on the hosts of scripts/hosts.sh with `hosts`, brought up before the first run: harness.hosts), queues
+its syncs at once and waits for them all (harness.fleet).
 """
 
 from __future__ import annotations
@@ -23,16 +26,16 @@ from typing import Any, Mapping, Sequence
 
 from rich.console import Console
 
-from harness import defaults, pulpcli
+from harness import defaults, fleet, hosts, pulpcli
 from harness.databases import create_database, database_url
 from harness.outputs import save_run_outputs
 from harness.progress import RunProgress, progress_for
 from harness.provenance import environment_facts
 from harness.commands import check_output, program_of, run_command
-from harness.records import RunRecord, record_command_run, record_run
+from harness.records import RunRecord, record_command_run, record_fleet_run, record_run
 from harness.results import Results, now_iso
 from harness.schedule import PlannedRun, plan
-from harness.workers import running_workers
+from harness.workers import REDIS_URL, running_workers
 from harness.apiruns import PulpTarget, make_api_run, pulp_targets
 from harness.remote import resolve_settings
 from harness.site import FixtureSite, ManifestSource, check_site, prepare_sources, prepare_tree
@@ -60,7 +63,11 @@ class RunOptions:
 
 def check_runnable(experiment: Experiment) -> None:
     """Fail before the first run if a downloader is not installed, a profile cannot be served or a
-    database cannot be reached; create the variants' databases that are missing."""
+    database cannot be reached; create the variants' databases that are missing, and bring up the
+    hosts of variants with `hosts` (also where a fixture server must listen)."""
+    most_hosts = max(variant.hosts for variant in experiment.variants)
+    if most_hosts:
+        hosts.bring_up(most_hosts)
     for url in {database_url(variant.db) for variant in experiment.variants} - {None}:
         create_database(str(url))
     installed = pulpcli.installed_downloaders()
@@ -107,6 +114,7 @@ def run_experiment(
     check_runnable(experiment)
     root, sources = prepared or prepare(experiment, options.state_dir)
     settings = {v.name: resolve_settings(experiment.remote_of(v), os.environ) for v in experiment.variants}
+    repositories = fleet.fleet_manifests(experiment, sources, options.state_dir / _MANIFESTS)
     results = _start(experiment, sources, previous)
     planned = plan(experiment)
     done = {run.key for run in results.runs}
@@ -121,7 +129,8 @@ def run_experiment(
             for run in todo:
                 options.progress.run_started(run, _label(run, experiment))
                 record = _make_run(run, experiment, site, options, trash, sources[run.manifest],
-                                   settings[run.variant], targets.get(run.variant))
+                                   settings[run.variant], targets.get(run.variant),
+                                   repositories.get((run.manifest, run.variant), ()))
                 results.runs.append(record)
                 results.elapsed_seconds = elapsed_before + time.monotonic() - session
                 save_run_outputs(folder, results)
@@ -155,12 +164,14 @@ def _start(experiment: Experiment, sources: Mapping[str, ManifestSource], previo
 def _make_run(
     run: PlannedRun, experiment: Experiment, site: FixtureSite, options: RunOptions, trash: Trash,
     source: ManifestSource, settings: Mapping[str, Any], target: PulpTarget | None,
+    repositories: Sequence[Path | None],
 ) -> RunRecord:
     """One run: restart (if asked), the last run's files to the trash, reset in its own child (timed
-    as overhead), then the sync child with the variant's resolved Remote `settings`; for a pulp-api
-    variant, a reset and a sync through its server's API (`target`)."""
+    as overhead), then the sync child with the variant's resolved Remote `settings`, or for an RQ
+    variant the syncs of its `repositories` (their manifests: harness.fleet); for a pulp-api variant,
+    a reset and a sync through its server's API (`target`)."""
     variant = experiment.variant(run.variant)
-    env = pulpcli.child_env(variant, options.state_dir)
+    env = _child_env(variant, options.state_dir)
     restart_seconds = site.restart(variant)
     if target is not None:
         url = site.manifest_url(variant, run.manifest)
@@ -172,13 +183,24 @@ def _make_run(
     if variant.is_command:
         return _make_command_run(run, variant, url, experiment, site, options, env, started_at,
                                  reset.wall_seconds, restart_seconds, source)
-    lines = source.lines if source.sampled else None
     if variant.tasking == "rq":
-        with running_workers(variant.workers, variant.worker or "fork", env, options.command) as workers:
-            child = pulpcli.sync(url, variant, env, experiment.timeout, options.command, settings, lines)
-        return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout, workers.usage)
+        with running_workers(variant.workers, variant.worker or "fork", env, options.command,
+                             hosts=variant.hosts) as workers:
+            children = fleet.dispatch(variant, url, env, repositories, experiment.timeout, options.command, settings)
+        done = fleet.read_fleet(children, env, options.command)
+        assert workers.usage is not None
+        return record_fleet_run(run, started_at, done, reset.wall_seconds, restart_seconds, experiment.timeout,
+                                workers.usage, variant.hosts)
+    lines = source.lines if source.sampled else None
     child = pulpcli.sync(url, variant, env, experiment.timeout, options.command, settings, lines)
     return record_run(run, started_at, child, reset.wall_seconds, restart_seconds, experiment.timeout)
+
+
+def _child_env(variant: Variant, state_dir: Path) -> dict[str, str]:
+    """The environment of `variant`'s children (pulpcli.child_env); with hosts, its database and Redis are
+    where the hosts reach them, for every process of the run alike, as in a deployment on several hosts."""
+    env = pulpcli.child_env(variant, state_dir)
+    return hosts.on_bridge(env, REDIS_URL) if variant.hosts else env
 
 
 def _estimate(first_seconds: float, left: int) -> str:

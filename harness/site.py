@@ -3,7 +3,9 @@
 A variant may override the experiment's profile (e.g. a throttled variant for a sanity check); each
 profile in use gets its own server, started once, or restarted before every run when the spec says
 `restart_server = true`. With `base_url` set, no server is started: the syncs use that remote, whose
-manifests are fetched and checked first (harness.remote).
+manifests are fetched and checked first (harness.remote). When a variant has `hosts`, the servers listen
+on the bridge's address (harness.hosts.SERVICE_ADDRESS), where the hosts' workers reach them, and every
+variant's syncs use that address.
 
 Each manifest of the experiment has a ManifestSource: a local copy of the whole manifest (the fixture
 tree's file, or the remote's fetched once) and the lines the syncs read, which with `sample` set are
@@ -20,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Mapping
 
+from harness.hosts import SERVICE_ADDRESS
 from harness.spec import Experiment, SpecError, Variant, manifest_path
 
 if TYPE_CHECKING:
@@ -196,6 +199,7 @@ class FixtureSite:
     def __init__(self, experiment: Experiment, root: Path | None) -> None:
         self.experiment = experiment
         self.root = root
+        self.host = SERVICE_ADDRESS if any(variant.hosts for variant in experiment.variants) else "127.0.0.1"
         self._servers: dict[str, tuple[ExitStack, Any]] = {}
         self._inputs: dict[str, CommandInputs] = {}
 
@@ -247,12 +251,12 @@ class FixtureSite:
         if self.experiment.server == "nginx":
             from fixtures.nginx import serve_with_nginx
 
-            server = stack.enter_context(serve_with_nginx(self.root))
+            server = stack.enter_context(serve_with_nginx(self.root, self.host))
         else:
             from fixtures.server import serve_in_background
 
             profile = resolve_profile(name, self.experiment.profiles)
-            server = stack.enter_context(serve_in_background(self.root, profile=profile))
+            server = stack.enter_context(serve_in_background(self.root, profile=profile, host=self.host))
         self._servers[name] = (stack, server)
 
     def _stop(self, name: str) -> None:

@@ -29,10 +29,12 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 from harness import defaults
 from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, remote_setting
-from harness.databases import ALIASES
+from harness.databases import ALIASES, database_url
+from harness.hosts import LOOPBACK, MAX_HOSTS, SERVICE_ADDRESS
 from harness.errors import HarnessError
 
 __all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "PULPCORE",
@@ -49,6 +51,8 @@ PULP_SYNC_SERVER = "pulp-sync"
 STARTED_SERVERS = (PULPCORE, PULP_SYNC_SERVER)
 TASKING = ("inline", "rq")
 WORKERS = ("fork", "simple")
+POSTGRESQL_SCHEMES = ("postgres", "postgresql", "pgsql", "postgis")
+"""DATABASE_URL schemes of PostgreSQL (dj-database-url's), the one server database the hosts reach."""
 SWEEPABLE = tuple(setting.name for setting in REMOTE_SETTINGS if setting.kind in (int, float))
 """The Remote settings a sweep can vary: the numeric ones, whose values are ordered."""
 REFERENCE_PREFIXES = ("env:", "file:")
@@ -74,8 +78,12 @@ class Variant:
     template (harness.commands) instead of a pulp-sync sync with `downloader`; `db` is "sqlite", "postgresql", "mysql" (harness.databases) or a
     DATABASE_URL (None: sqlite under the state folder); `tasking = "rq"` queues the sync for
     `workers` fresh RQ workers of class `worker` ("fork" or "simple"; harness.workers), and its time
-    is then the task's, from queueing to the end. `remote` holds Remote settings (named as in
-    downloaders.REMOTE_SETTINGS) over the experiment's own `remote`; see Experiment.remote_of.
+    is then the task's, from queueing to the end. With `repositories = K` a run queues K syncs at once,
+    of K repositories sharing part of their content, and its time is their makespan (harness.fleet);
+    with `hosts = N` the `workers` run on each of N hosts of scripts/hosts.sh rather than on this
+    machine (harness.hosts), which needs a database the hosts reach (PostgreSQL). `remote` holds Remote
+    settings (named as in downloaders.REMOTE_SETTINGS) over the experiment's own `remote`; see
+    Experiment.remote_of.
     """
 
     name: str
@@ -86,6 +94,8 @@ class Variant:
     tasking: str = "inline"
     worker: str | None = None
     workers: int = 1
+    hosts: int = 0
+    repositories: int = 1
     sync_args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     kind: str = "pulp-sync"
@@ -217,6 +227,9 @@ def validate(experiment: Experiment) -> Experiment:
     _check_remote(experiment.remote, "[remote]")
     _check_sweep(experiment)
     _check_source(experiment)
+    _check(experiment.base_url is None or not any(v.hosts for v in experiment.variants),
+           f"base_url with hosts: the hosts reach only {SERVICE_ADDRESS}, where the harness's fixture servers "
+           "listen; drop base_url or hosts")
     for manifest in experiment.manifests:
         _check(_NAME.match(manifest.replace("/", "_")) is not None, f"manifest {manifest!r}: not a manifest name")
     names = [variant.name for variant in experiment.variants]
@@ -270,8 +283,35 @@ def _check_variant(variant: Variant) -> None:
     if variant.tasking == "rq":
         _check(variant.worker in (None, *WORKERS), f"{label}: worker {variant.worker!r} is not one of {', '.join(WORKERS)}")
         _check(variant.workers >= 1, f"{label}: workers must be 1 or more")
+        _check(isinstance(variant.repositories, int) and variant.repositories >= 1,
+               f"{label}: repositories = {variant.repositories!r}: how many a run syncs at once, 1 or more")
+        _check_hosts(variant, label)
     else:
         _check(variant.worker is None and variant.workers == 1, f"{label}: worker and workers need tasking = \"rq\"")
+        _check(variant.hosts == 0, f"{label}: hosts need tasking = \"rq\" (workers on other hosts run queued syncs)")
+        _check(variant.repositories == 1,
+               f"{label}: repositories need tasking = \"rq\" (syncs at once are tasks queued at once)")
+
+
+def _check_hosts(variant: Variant, label: str) -> None:
+    """0 hosts (workers on this machine) or 1 to MAX_HOSTS, with a database every host reaches: PostgreSQL
+    on this machine (reached on the bridge) or at SERVICE_ADDRESS itself."""
+    hosts = variant.hosts
+    _check(isinstance(hosts, int) and 0 <= hosts <= MAX_HOSTS,
+           f"{label}: hosts = {hosts!r}: 0 (workers on this machine) or 1 to {MAX_HOSTS} hosts of scripts/hosts.sh")
+    if hosts == 0:
+        return
+    url = urlsplit(database_url(variant.db) or "sqlite:")
+    engine = url.scheme.split("+")[0]
+    _check(engine != "sqlite", f"{label}: hosts = {hosts} needs a database every host reaches: "
+                               "db = \"postgresql\" (sqlite is a file of this machine's)")
+    _check(not engine.startswith("mysql"), f"{label}: hosts = {hosts}: MariaDB listens on 127.0.0.1 only (scripts/"
+                                           "hosts.sh leaves it there), which no host reaches; use db = \"postgresql\"")
+    _check(engine in POSTGRESQL_SCHEMES, f"{label}: hosts = {hosts}: db {engine!r}: the hosts need PostgreSQL, "
+                                         "db = \"postgresql\" or a postgres:// URL")
+    _check(url.hostname in (*LOOPBACK, SERVICE_ADDRESS),
+           f"{label}: hosts = {hosts}: the hosts reach the database at {SERVICE_ADDRESS} only; give a PostgreSQL "
+           f"URL on 127.0.0.1 (rewritten to {SERVICE_ADDRESS}) or on {SERVICE_ADDRESS}, not {url.hostname}")
 
 
 def _check_pulp_api(variant: Variant, label: str) -> None:

@@ -7,6 +7,9 @@ worker has registered with Redis, so start-up is not timed as part of the sync. 
 workers get SIGTERM (RQ's warm shutdown) and are reaped with `os.wait4`, whose rusage covers each
 worker and the work horses it forked: the CPU of the whole service side of the run. Peak RSS is
 sampled from /proc while they run, work horses included (harness.child.HighWater).
+
+With `hosts = N` the `workers` are started on each of N hosts (harness.hosts): scripts/hosts.sh execs
+into the worker, so the process started is still the worker itself and all of the above holds.
 """
 
 from __future__ import annotations
@@ -23,13 +26,15 @@ from typing import IO, Any, Mapping, Sequence
 from harness import defaults
 from harness.child import HighWater
 from harness.errors import HarnessError
+from harness.hosts import on_host
 
-__all__ = ["WorkersFailed", "WorkerUsage", "QUEUE", "running_workers"]
+__all__ = ["WorkersFailed", "WorkerUsage", "QUEUE", "REDIS_URL", "running_workers"]
 
 QUEUE = f"pulp-sync-bench-{os.getpid()}"
 """The queue benchmarked tasks go through: never an operator's own (`pulp-sync`), nor another
 experiment's running at the same time."""
-_REDIS_URL = "redis://127.0.0.1:6379/0"
+REDIS_URL = "redis://127.0.0.1:6379/0"
+"""Where the workers' Redis is when the environment names none (pulp-sync's own default)."""
 _START_SECONDS = 30.0
 _SAMPLE_SECONDS = 0.01
 _STOP_SECONDS = 30.0
@@ -51,16 +56,18 @@ class WorkerUsage:
 
 
 class running_workers:  # noqa: N801 - a context manager named for how it reads: `with running_workers(...)`
-    """`count` workers of `worker_class` on `queue` (QUEUE) for the duration of a `with` block; `usage`
-    after it.
+    """`count` workers of `worker_class` on `queue` (QUEUE) for the duration of a `with` block, on this
+    machine, or `count` on each of `hosts` hosts (harness.hosts); `usage` after it.
 
-    `env` is the run's (harness.pulpcli.child_env), which names QUEUE for the sync child too."""
+    `env` is the run's (harness.pulpcli.child_env, harness.hosts.on_bridge with hosts), which names QUEUE
+    for the sync child too."""
 
     def __init__(self, count: int, worker_class: str, env: Mapping[str, str],
-                 command: Sequence[str] = defaults.PULP_SYNC_COMMAND, queue: str = QUEUE) -> None:
-        self.count = count
+                 command: Sequence[str] = defaults.PULP_SYNC_COMMAND, queue: str = QUEUE, hosts: int = 0) -> None:
+        arguments = [*command, "worker", "--worker-class", worker_class, "--queue", queue]
+        self.commands = _worker_commands(arguments, count, hosts)
+        self.count = len(self.commands)
         self.queue = queue
-        self.arguments = [*command, "worker", "--worker-class", worker_class, "--queue", queue]
         self.env = dict(env)
         self.usage: WorkerUsage | None = None
         self._processes: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
@@ -71,9 +78,9 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
     def __enter__(self) -> running_workers:
         self._empty_queue()
         try:
-            for _ in range(self.count):
+            for arguments in self.commands:
                 log = tempfile.TemporaryFile()
-                process = subprocess.Popen(self.arguments, env=self.env, stdin=subprocess.DEVNULL,
+                process = subprocess.Popen(arguments, env=self.env, stdin=subprocess.DEVNULL,
                                            stdout=log, stderr=subprocess.STDOUT)
                 self._processes.append((process, log))
             self._wait_until_registered()
@@ -96,7 +103,7 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
         from redis.exceptions import RedisError
         from rq import Queue
 
-        url = self.env.get("REDIS_URL", _REDIS_URL)
+        url = self.env.get("REDIS_URL") or REDIS_URL
         try:
             redis = Redis.from_url(url, socket_connect_timeout=5)
             redis.ping()
@@ -150,6 +157,13 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
             voluntary_switches=sum(u.ru_nvcsw for u in usages if u),
             involuntary_switches=sum(u.ru_nivcsw for u in usages if u),
         )
+
+
+def _worker_commands(arguments: list[str], count: int, hosts: int) -> list[list[str]]:
+    """`count` worker command lines for this machine, or `count` for each of hosts 1..`hosts`."""
+    if hosts == 0:
+        return [arguments] * count
+    return [on_host(host, arguments) for host in range(1, hosts + 1) for _ in range(count)]
 
 
 def _reap(process: subprocess.Popen[bytes], deadline: float) -> os.struct_rusage | None:

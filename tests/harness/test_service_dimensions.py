@@ -56,11 +56,13 @@ def _run_service_experiment(tiny_tree: Path, tmp_path: Path, body: str) -> None:
     rows = {row["variant"]: row for row in csv.DictReader((tmp_path / "out" / "runs.csv").open())}
     assert {name: row["error"] for name, row in rows.items()} == dict.fromkeys(rows, "")
     assert rows["inline"]["worker_user_seconds"] == "" and rows["inline"]["queue_seconds"] == ""
+    assert rows["inline"]["hosts"] == rows["inline"]["repositories"] == ""
     for name in ("rq-simple-postgresql", "rq-fork-mysql"):
         row = rows[name]
         assert int(row["artifacts_downloaded"]) == 100
         assert float(row["worker_user_seconds"]) > 0 and float(row["worker_peak_rss_mb"]) > 10
         assert 0 < float(row["queue_seconds"]) < float(row["sync_seconds"])
+        assert (row["hosts"], row["repositories"], row["hosts_used"]) == ("0", "1", "1")
     workers = Worker.all(connection=Redis.from_url("redis://127.0.0.1:6379/0"))
     benchmarked = [w.name for w in workers if any(q.startswith("pulp-sync-bench-") for q in w.queue_names())]
     assert benchmarked == [], "every worker was stopped"
