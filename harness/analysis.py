@@ -200,8 +200,9 @@ def _comparison(base: dict[int, float], other: dict[int, float], experiment: Exp
         return None
     rounds = sorted(base.keys() & other.keys())
     if len(rounds) >= 2:
-        return compare([base[r] for r in rounds], [other[r] for r in rounds], experiment.alpha, paired=True)
-    return compare(list(base.values()), list(other.values()), experiment.alpha)
+        return compare([base[r] for r in rounds], [other[r] for r in rounds], experiment.alpha, experiment.band,
+                       paired=True)
+    return compare(list(base.values()), list(other.values()), experiment.alpha, experiment.band)
 
 
 def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
@@ -231,7 +232,7 @@ def _average_change(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[s
         rounds = [_paired_times(runs, manifest, baseline, variant) for manifest in experiment.manifests]
         present = [times for times in rounds if times[0].size]
         if present:
-            averages[variant] = _bootstrap_average(present, experiment.alpha)
+            averages[variant] = _bootstrap_average(present, experiment.band)
     return averages
 
 
@@ -242,7 +243,7 @@ def _paired_times(runs: Sequence[RunRecord], manifest: str, baseline: str, varia
     return np.array([base[r] for r in rounds]), np.array([other[r] for r in rounds])
 
 
-def _bootstrap_average(manifests: Sequence[tuple[np.ndarray, ...]], alpha: float,
+def _bootstrap_average(manifests: Sequence[tuple[np.ndarray, ...]], band: float,
                        resamples: int = defaults.BOOTSTRAP_RESAMPLES) -> AverageChange:
     """The mean over manifests of (mean variant - mean baseline) / mean baseline, in percent, with its
     percentile-bootstrap interval (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13):
@@ -264,7 +265,7 @@ def _bootstrap_average(manifests: Sequence[tuple[np.ndarray, ...]], alpha: float
     tail = (1 - defaults.CONFIDENCE) / 2 * 100
     low, high = (float(x) for x in np.percentile(averages, [tail, 100 - tail]))
     judged = "no difference"
-    if (low > 0 or high < 0) and abs(point) >= defaults.BAND * 100:
+    if (low > 0 or high < 0) and abs(point) >= band * 100:
         judged = "faster" if point < 0 else "slower"
     return AverageChange(point, low, high, judged)
 

@@ -41,7 +41,7 @@ def compare_results(old: Results, new: Results) -> list[CellChange]:
     changes = []
     for manifest, variant in keys:
         before, after = _times(old, manifest, variant), _times(new, manifest, variant)
-        comparison = compare(before, after, new.experiment.alpha) if before and after else None
+        comparison = compare(before, after, new.experiment.alpha, new.experiment.band) if before and after else None
         changes.append(CellChange(manifest, variant, old_cells.get((manifest, variant)),
                                   new_cells.get((manifest, variant)), comparison))
     return changes

@@ -94,9 +94,11 @@ def _check_pulp_api(variant: Variant) -> None:
 
 
 def compatible(saved: Experiment, wanted: Experiment) -> list[str]:
-    """Settings that differ between a saved experiment and the one asked to resume it (runs may grow)."""
+    """Settings that differ between a saved experiment and the one asked to resume it (runs may grow; the
+    band only judges the runs, so it may change, and folders made before it existed resume)."""
     old, new = saved.as_dict(), wanted.as_dict()
-    return sorted(key for key in old.keys() | new.keys() if key != "runs" and old.get(key) != new.get(key))
+    return sorted(key for key in old.keys() | new.keys()
+                  if key not in ("runs", "band") and old.get(key) != new.get(key))
 
 
 def prepare(experiment: Experiment, state_dir: Path) -> tuple[Path | None, dict[str, ManifestSource]]:

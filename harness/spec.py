@@ -124,7 +124,9 @@ class Experiment:
     best throughput. `base_url` is a remote of the operator's own instead of the fixture servers: a
     base URL ending in `/` under which the manifests are found by name, or one manifest's own URL.
     `sample` ("10%", "500") syncs a size-stratified subset of each manifest drawn with `sample_seed`
-    (harness.sample), the same lines in every run and variant."""
+    (harness.sample), the same lines in every run and variant. `alpha` is the significance level of the
+    comparisons (after Holm's correction) and `band` the band of practical equivalence of their verdicts
+    (harness.stats.verdict)."""
 
     name: str
     variants: tuple[Variant, ...]
@@ -139,6 +141,7 @@ class Experiment:
     baseline: str | None = None
     timeout: float = defaults.RUN_TIMEOUT
     alpha: float = defaults.ALPHA
+    band: float = defaults.BAND
     fixtures: str | None = None
     base_url: str | None = None
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -220,6 +223,8 @@ def validate(experiment: Experiment) -> Experiment:
     _check(experiment.scale > 0, f"scale = {experiment.scale}: must be above 0 (1 is the seed's sizes)")
     _check(experiment.timeout > 0, f"timeout = {experiment.timeout}: seconds, above 0")
     _check(0 < experiment.alpha < 1, f"alpha = {experiment.alpha}: a probability, e.g. 0.05")
+    _check(0 <= experiment.band < 1, f"band = {experiment.band}: the band of practical equivalence as a fraction, "
+                                     "e.g. 0.02 for ±2%")
     _check(0 <= experiment.tolerance < 1, f"tolerance = {experiment.tolerance}: a fraction, e.g. 0.05")
     _check(bool(experiment.manifests), "manifests is empty; name at least one, e.g. [\"100\"]")
     _check(experiment.server in SERVERS, f"server = {experiment.server!r}: one of {', '.join(SERVERS)}")

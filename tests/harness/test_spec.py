@@ -50,6 +50,7 @@ def test_round_trip_through_json_values() -> None:
     [
         ({"runs": 0}, "runs"),
         ({"scale": 0}, "scale"),
+        ({"band": 1.5}, "band = 1.5: the band of practical equivalence"),
         ({"server": "apache"}, "server"),
         ({"baseline": "nope"}, "no variant named"),
         ({"colour": "red"}, "unknown keys"),
