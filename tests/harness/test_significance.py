@@ -68,6 +68,7 @@ def test_the_same_downloader_twice_is_not_significant(tiny_tree: Path, tmp_path:
     assert not pair["comparison"]["significant"], pair
     assert pair["comparison"]["verdict"] == "no difference"
     assert "no difference detected (a difference below" in (tmp_path / out / "summary.md").read_text()
+    assert '<span class="no-difference">no difference detected' in (tmp_path / out / "report.html").read_text()
 
 
 @pytest.mark.slow
