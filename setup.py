@@ -11,7 +11,12 @@ setup(
     python_requires=">=3.11",
     packages=find_packages(include=["downloaders*", "fixtures*", "conformance*", "pulp_sync*", "harness*"]),
     include_package_data=True,
-    package_data={"fixtures": ["*.conf.template"], "harness": ["templates/*.html"]},
+    package_data={
+        "fixtures": ["*.conf.template"],
+        "harness": ["templates/*.html"],
+        "downloaders": ["py.typed"],
+        "conformance.template": ["files/*"],
+    },
     install_requires=[
         "aiohttp>=3.9",
         "urllib3>=2.2",
@@ -32,6 +37,7 @@ setup(
     extras_require={
         "postgres": ["psycopg[binary]>=3.1"],
         "mysql": ["mysqlclient>=2.2"],
+        "conformance": ["pytest>=8.0"],  # the downloader conformance suite, for plugin authors (docs/plugins.md)
         "test": [
             "pytest>=8.0",
             "pytest-timeout>=2.3",

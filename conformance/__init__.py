@@ -4,9 +4,11 @@
     python -m conformance NAME [pytest args]    # the suite alone
 
 `plugin` is the pytest plugin (pytest finds it through the `pytest11` entry point of pulp-sync),
-`test_contract` holds the tests, and `checks` the assertions they share, each of which says which
-part of the contract a downloader broke. This package imports `downloaders` and `fixtures`, never
-Django, `pulp_sync` or `harness`. The contract itself is described in docs/plugins.md.
+`test_contract` holds the tests, `checks` the assertions they share, each of which says which rule
+of the contract (`rules`, numbered as docs/plugins.md numbers them) a downloader broke, and `wire`
+the suite's own servers. `template` is what `pulp-sync plugin new` writes. This package imports
+`downloaders` and `fixtures`, never Django, `pulp_sync` or `harness`. The contract itself is
+described in docs/plugins.md.
 """
 
 from __future__ import annotations

@@ -39,7 +39,11 @@ if TYPE_CHECKING:
 __all__ = ["cli", "main"]
 
 
-_LAZY_GROUPS = {"fixtures": ("fixtures.cli", "fixtures_group"), "bench": ("harness.cli", "bench_group")}
+_LAZY_GROUPS = {
+    "fixtures": ("fixtures.cli", "fixtures_group"),
+    "bench": ("harness.cli", "bench_group"),
+    "plugin": ("conformance.template", "plugin_group"),
+}
 """Command groups imported only when named: the fixture server and the harness pull in aiohttp's
 server, scipy and matplotlib, which would add their start-up time to every sync the harness times."""
 

@@ -1,23 +1,52 @@
 """The conformance suite as a plugin author meets it: found by pytest, failing broken downloaders clearly.
 
 Each test runs pytest in a child process, as `pytest --pulp-sync-downloader NAME` or
-`python -m conformance NAME` would be run, selecting with -k the few contract tests it is about.
+`python -m conformance NAME` would be run, selecting the few contract tests it is about. The broken
+downloaders of the later rules (tests/conformance/broken.py) share one child, each running the one
+contract test it breaks.
 """
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 
-from tests.conformance.running import REPO, run_suite
+from conformance import CONTRACT
+from conformance.rules import RULES
+from tests.conformance.running import REPO, SuiteRun, run_suite
 
 pytestmark = pytest.mark.slow
 
 DIGEST_MESSAGE = (
-    "downloader 'ignores-digest' returned a result whose bytes do not match the requested sha256:"
-    " it must verify digests"
+    "rule 2 (Verified files only): downloader 'ignores-digest' returned a result whose bytes do not match"
+    " the requested sha256: it must verify digests"
 )
+BROKEN: dict[str, tuple[int, str]] = {
+    "BacksOffInItsSlot": (5, "test_a_download_backing_off_holds_no_slot"),
+    "IgnoresBackoffMax": (7, "test_backoff_max_caps_the_wait_for_retry_after"),
+    "IgnoresConnectTimeouts": (8, "test_a_connect_that_never_completes_times_out[-connect_timeout]"),
+    "IgnoresTotalTimeout": (8, "test_total_timeout_ends_a_trickling_body"),
+    "RaisesFailures": (9, "test_only_http_and_https"),
+    "ForgetsWhatItWaitsToHandOver": (10, "test_closing_a_fetch_stalled_on_its_consumer_leaves_no_file"),
+    "StopsAfterFiveRedirects": (14, "test_redirects_are_followed_hop_by_hop_up_to_the_limit"),
+    "LetsAiohttpRedirect": (15, "test_a_redirect_to_another_scheme_is_refused"),
+    "IgnoresAddressPolicy": (16, "test_the_address_policy_is_checked_at_every_hop"),
+    "KeepsHeadersAcrossOrigins": (17, "test_a_redirect_to_another_origin_carries_no_credentials"),
+    "DecodesContent": (18, "test_a_content_encoded_body_is_stored_as_sent"),
+    "IgnoresMaxSize": (19, "test_a_body_longer_than_max_size_is_refused"),
+    "SendsNoCredentials": (20, "test_configured_headers_and_basic_auth_are_sent"),
+    "IgnoresProxy": (21, "test_downloads_go_through_the_proxy_with_its_credentials"),
+    "NeverValidatesTLS": (22, "test_an_untrusted_certificate_is_refused"),
+    "IgnoresCaCert": (22, "test_ca_cert_is_trusted[-pem]"),
+    "AlwaysValidatesTLS": (22, "test_tls_validation_off_accepts_any_certificate"),
+    "IgnoresClientCert": (22, "test_the_client_certificate_is_shown[-file]"),
+    "LoadsCertificatesLate": (22, "test_a_certificate_that_cannot_be_loaded_is_refused_when_made[-ca_cert]"),
+    "IgnoresRateLimit": (23, "test_rate_limit_spaces_the_starts"),
+}
+"""Each broken downloader of the later rules: the rule it breaks, and the contract test that must say so
+(`[-param]`: the test's other parameters, after the downloader's name)."""
 
 
 def _register(site: Path, name: str, target: str) -> Path:
@@ -46,7 +75,8 @@ def test_a_downloader_that_runs_ahead_of_its_consumer_fails(tmp_path: Path) -> N
     name = "tests.conformance.broken:Hoards"
     run = run_suite(["-m", "conformance", name, "-k", "slow_consumer or as_they_complete"], tmp_path, pythonpath=[REPO])
     assert run.returncode == 1 and run.counts["failed"] == 2, run.tail()
-    assert f"downloader '{name}' took 500 of 500 requests from the iterable while its consumer held" in run.output
+    assert f"rule 6 (Bounded hand-off): downloader '{name}' took 500 of 500 requests from the iterable" in run.output
+    assert f"rule 4 (Completion order, streamed): downloader '{name}' yielded its first outcome only once" in run.output
     assert "it must yield each outcome as soon as it completes" in run.output, run.tail()
 
 
@@ -70,5 +100,42 @@ def test_a_downloader_that_clocks_the_wait_for_its_slot_fails(tmp_path: Path) ->
     name = "tests.conformance.broken:ClocksTheWait"
     run = run_suite(["-m", "conformance", name, "-k", "latency"], tmp_path, pythonpath=[REPO])
     assert run.returncode == 1 and run.counts["failed"] == 1, run.tail()
-    assert f"downloader '{name}' reported latencies adding up to" in run.output, run.tail()
+    assert f"rule 13 (One clock): downloader '{name}' reported latencies adding up to" in run.output, run.tail()
     assert "it must measure latency from the moment a download holds its concurrency slot" in run.output, run.tail()
+
+
+@pytest.fixture(scope="module")
+def broken_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteRun, dict[str, str]]:
+    """One child pytest running, for each downloader of BROKEN, the one contract test it breaks; its
+    verdict, and the failure message of each test that failed, by the test's name."""
+    tmp_path = tmp_path_factory.mktemp("broken")
+    report = tmp_path / "report.xml"
+    names = [f"tests.conformance.broken:{broken}" for broken in BROKEN]
+    options = [argument for name in names for argument in ("--pulp-sync-downloader", name)]
+    tests = [f"{CONTRACT}::{_test_id(broken)}" for broken in BROKEN]
+    run = run_suite(["-m", "pytest", *options, *tests, f"--junitxml={report}", "-q"], tmp_path, pythonpath=[REPO])
+    cases = ElementTree.parse(report).getroot().iter("testcase") if report.exists() else iter(())
+    failures = {case.get("name", ""): failure.get("message", "") for case in cases for failure in case.iter("failure")}
+    return run, failures
+
+
+@pytest.mark.parametrize("broken", sorted(BROKEN))
+def test_each_broken_downloader_fails_the_rule_it_breaks(
+    broken: str, broken_run: tuple[SuiteRun, dict[str, str]]
+) -> None:
+    run, failures = broken_run
+    rule, _ = BROKEN[broken]
+    message = failures.get(_test_id(broken), "")
+    named = f"rule {rule} ({RULES[rule]}): downloader 'tests.conformance.broken:{broken}' "
+    assert named in message and " it must " in message, f"{broken}: {message or run.tail()}"
+
+
+def test_no_broken_downloader_passes_its_test(broken_run: tuple[SuiteRun, dict[str, str]]) -> None:
+    run, failures = broken_run
+    assert run.returncode == 1 and run.counts == {"failed": len(BROKEN)}, run.tail()
+
+
+def _test_id(broken: str) -> str:
+    """The node name of the contract test `broken` breaks, with the downloader's name as its parameter."""
+    test, _, rest = BROKEN[broken][1].partition("[")
+    return f"{test}[tests.conformance.broken:{broken}{rest.rstrip(']')}]"

@@ -1,4 +1,4 @@
-"""Every installed downloader passes the conformance suite: the built-ins, and in CI the httpx example too."""
+"""Every installed downloader passes the conformance suite: the built-ins, and in CI the example plugins too."""
 
 from __future__ import annotations
 

@@ -26,13 +26,14 @@ def test_fetches_every_file_verified_from_nginx(
 ) -> None:
     requests = read_requests(tree, nginx.url, manifest)
     outcomes = subject.fetch_all(requests, tmp_path, download_concurrency=16)
-    check_all_fetched(subject, requests, outcomes, tmp_path, attempts=1, rule="fetch every file nginx serves")
+    check_all_fetched(subject, requests, outcomes, tmp_path, attempts=1, rule=1, must="fetch every file nginx serves")
 
 
 def test_not_found_from_nginx(subject: Subject, nginx: RunningNginx, tmp_path: Path) -> None:
     requests = [DownloadRequest(nginx.url + "nope.bin", "nope.bin")]
     outcomes = subject.fetch_all(requests, tmp_path)
-    check_all_failed(subject, requests, outcomes, tmp_path, error=HttpStatusError, attempts=1, rule="never retry a 404")
+    must = "never retry a 404"
+    check_all_failed(subject, requests, outcomes, tmp_path, error=HttpStatusError, attempts=1, rule=7, must=must)
     [failure] = outcomes
     assert isinstance(failure, DownloadFailure) and isinstance(failure.error, HttpStatusError)
     assert failure.error.status == 404

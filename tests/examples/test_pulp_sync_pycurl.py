@@ -9,19 +9,20 @@ import pycurl
 
 from downloaders import DownloaderSettings
 from pulp_sync_pycurl import downloader
-from pulp_sync_pycurl.downloader import curl_options
+from pulp_sync_pycurl.downloader import curl_options, first_hop_headers
 
 
 def test_the_defaults_verify_tls_ignore_proxy_variables_and_send_our_headers() -> None:
-    options = curl_options(DownloaderSettings(), "pycurl")
+    options = curl_options(DownloaderSettings())
+    headers = first_hop_headers(DownloaderSettings(), "pycurl")
     assert (options[pycurl.SSL_VERIFYPEER], options[pycurl.SSL_VERIFYHOST]) == (1, 2)
     assert options[pycurl.PROXY] == ""
     assert options[pycurl.CONNECTTIMEOUT_MS] == 30_000  # the shorter of connect (60 s) and sock_connect (30 s)
     assert (options[pycurl.LOW_SPEED_LIMIT], options[pycurl.LOW_SPEED_TIME]) == (1, 60)
-    assert pycurl.TIMEOUT_MS not in options and pycurl.USERPWD not in options
-    assert "Accept-Encoding: identity" in options[pycurl.HTTPHEADER]  # type: ignore[operator]
-    assert "User-Agent: pulp-sync (pycurl)" in options[pycurl.HTTPHEADER]  # type: ignore[operator]
-    assert options[pycurl.PROTOCOLS] == options[pycurl.REDIR_PROTOCOLS] == pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
+    assert pycurl.TIMEOUT_MS not in options and "Authorization" not in headers
+    assert headers["Accept-Encoding"] == "identity" and headers["User-Agent"] == "pulp-sync (pycurl)"
+    assert options[pycurl.PROTOCOLS] == pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
+    assert options[pycurl.FOLLOWLOCATION] == 0  # Redirects follows them, hop by hop
 
 
 def test_every_setting_reaches_libcurl(tmp_path: Path) -> None:
@@ -42,14 +43,15 @@ def test_every_setting_reaches_libcurl(tmp_path: Path) -> None:
         headers={"X-Mirror": "a"},
         chunk_size=64 * 1024 * 1024,
     )
-    options = curl_options(settings, "pycurl")
+    options = curl_options(settings)
+    headers = first_hop_headers(settings, "pycurl")
     assert options[pycurl.LOW_SPEED_TIME] == 1  # libcurl counts whole seconds, at least one
     assert options[pycurl.CONNECTTIMEOUT_MS] == 250
     assert pycurl.TIMEOUT_MS not in options  # the attempt's deadline depends on the request: set per transfer
-    assert (options[pycurl.HTTPAUTH], options[pycurl.USERPWD]) == (pycurl.HTTPAUTH_BASIC, "user:secret")
+    assert headers["Authorization"] == "Basic dXNlcjpzZWNyZXQ=" and pycurl.USERPWD not in options
     assert (options[pycurl.PROXY], options[pycurl.PROXYUSERPWD]) == ("http://127.0.0.1:3128", "proxy-user:proxy-secret")
     assert (options[pycurl.SSL_VERIFYPEER], options[pycurl.SSL_VERIFYHOST]) == (0, 0)
     assert options[pycurl.CAINFO] == str(tmp_path / "ca.pem")
     assert (options[pycurl.SSLCERT], options[pycurl.SSLKEY]) == (str(tmp_path / "client.pem"), str(tmp_path / "client.key"))
-    assert "X-Mirror: a" in options[pycurl.HTTPHEADER]  # type: ignore[operator]
+    assert headers["X-Mirror"] == "a"
     assert options[pycurl.BUFFERSIZE] == downloader.MAX_BUFFER

@@ -9,14 +9,20 @@ bounded hand-off before it takes the next job: a slow consumer holds the whole f
 
 The contract's parts come from `downloaders`, as for any plugin: BaseDownloader (the engine thread
 and the hand-off), BodyWriter (a verified temp file or none), RetryPolicy, RateLimiter, the
-request headers and the SSL context, so a comparison with the built-ins measures the engine alone.
+request headers, the SSL context and Redirects, so a comparison with the built-ins measures the
+engine alone. Redirects are followed here, hop by hop, not by httpx, which would keep the configured
+headers on a hop to another origin; each hop is checked against the address policy by its host's
+name (httpx has no hook for the addresses a name resolves to, so those are not checked).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import ssl
+from contextlib import aclosing
 from dataclasses import dataclass, field
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -36,15 +42,16 @@ from downloaders import (
     HttpStatusError,
     Outcome,
     RateLimiter,
+    Redirects,
     RetryPolicy,
     TLSVerificationError,
     UnsupportedURL,
     VerificationError,
     build_ssl_context,
-    check_url,
     deadline_seconds,
     deadline_timeout,
     parse_retry_after,
+    redirect_location,
     request_headers,
 )
 
@@ -52,8 +59,6 @@ __all__ = ["HttpxDownloader", "client_timeout"]
 
 WINDOW_FACTOR = 2
 """Jobs alive at once (in flight, backing off or waiting for the consumer), per worker."""
-MAX_REDIRECTS = 10
-"""Redirects followed per request, as the built-in engines do."""
 _POLL_FIRST, _POLL_MAX = 0.001, 0.02
 """Seconds between tries to hand an outcome to a consumer that is behind: doubling from the first."""
 
@@ -77,6 +82,11 @@ class HttpxDownloader(BaseDownloader):
     """Worker coroutines on one event loop in the engine thread, sharing an httpx.AsyncClient."""
 
     name = "httpx"
+
+    def __init__(self, settings: DownloaderSettings) -> None:
+        super().__init__(settings)
+        self._ssl = build_ssl_context(settings)  # a certificate that cannot be loaded is refused here
+        self._headers = {**request_headers(settings, self.name), **_authorization(settings)}
 
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
         try:
@@ -104,6 +114,7 @@ class HttpxDownloader(BaseDownloader):
             await _feed(requests, fetch, window, workers)
 
     def _client(self) -> httpx.AsyncClient:
+        """No headers, auth or cookies of the client's own: each hop sends its own headers (`Redirects`)."""
         settings = self.settings
         pool = settings.download_concurrency
         return httpx.AsyncClient(
@@ -111,12 +122,10 @@ class HttpxDownloader(BaseDownloader):
             http2=False,
             limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
             timeout=client_timeout(settings),
-            verify=build_ssl_context(settings),
-            headers=request_headers(settings, self.name),
-            auth=httpx.BasicAuth(settings.username, settings.password or "") if settings.username else None,
+            verify=self._ssl,
+            cookies=CookieJar(DefaultCookiePolicy(allowed_domains=[])),  # keeps none
             proxy=_proxy(settings),
-            follow_redirects=True,
-            max_redirects=MAX_REDIRECTS,
+            follow_redirects=False,
             trust_env=False,
         )
 
@@ -145,20 +154,20 @@ class HttpxDownloader(BaseDownloader):
         start; its time in the queue of jobs, waiting for a worker, is its queue time.
         """
         request = job.request
-        check_url(request.url)
+        chain = Redirects(request.url, self._headers, self.settings)  # refuses a URL it must not fetch
         await asyncio.sleep(fetch.limiter.reserve())
         try:
             with job.holding():
                 async with asyncio.timeout(deadline_seconds(request, self.settings)):
-                    return await self._stream(fetch, request)
+                    return await self._stream(fetch, request, chain)
         except TimeoutError as error:
             raise deadline_timeout(request, self.settings) from error
 
-    async def _stream(self, fetch: _Fetch, request: DownloadRequest) -> _Body:
+    async def _stream(self, fetch: _Fetch, request: DownloadRequest, chain: Redirects) -> _Body:
         url = request.url
         try:
             with BodyWriter(request, fetch.temp_dir) as body:
-                async with fetch.client.stream("GET", url) as response:
+                async with aclosing(await _response(fetch.client, chain)) as response:
                     if not response.is_success:
                         retry_after = parse_retry_after(response.headers.get("Retry-After"))
                         raise HttpStatusError(url, response.status_code, response.reason_phrase, retry_after)
@@ -182,6 +191,26 @@ def client_timeout(settings: DownloaderSettings) -> httpx.Timeout:
         write=settings.sock_read_timeout,
         pool=settings.connect_timeout,
     )
+
+
+async def _response(client: httpx.AsyncClient, chain: Redirects) -> httpx.Response:
+    """The streamed response at the end of the request's redirects, each hop checked by `chain` first."""
+    while True:
+        response = await client.send(client.build_request("GET", chain.url, headers=chain.headers), stream=True)
+        location = redirect_location(response.status_code, response.headers.get("Location"))
+        if location is None:
+            return response
+        await response.aclose()  # not read: a redirect's body may never end
+        chain.follow(location)
+
+
+def _authorization(settings: DownloaderSettings) -> dict[str, str]:
+    """Basic auth as a header of the first hop, which `Redirects` drops on a hop to another origin; not as
+    httpx's `auth`, which a client sends wherever it is asked to."""
+    if not settings.username:
+        return {}
+    credentials = f"{settings.username}:{settings.password or ''}".encode()
+    return {"Authorization": "Basic " + base64.b64encode(credentials).decode("ascii")}
 
 
 def _proxy(settings: DownloaderSettings) -> httpx.Proxy | None:
@@ -222,8 +251,6 @@ def _translate(url: str, error: Exception) -> DownloadError:
     """httpx's errors as the contract's, at one place."""
     if isinstance(error, httpx.TimeoutException):
         return DownloadTimeout(url, f"timed out: {type(error).__name__} {error}".rstrip())
-    if isinstance(error, httpx.TooManyRedirects):
-        return DownloadError(url, "too many redirects")
     if isinstance(error, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
         return UnsupportedURL(url, f"not a URL we can fetch: {error}")
     tls = _tls_cause(error) if isinstance(error, httpx.ConnectError) else None

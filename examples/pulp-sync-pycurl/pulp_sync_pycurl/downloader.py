@@ -12,10 +12,15 @@ requests, and a job whose outcome the consumer has not taken yet counts as live,
 holds the whole fetch back. A job to retry waits in a heap until its backoff is over, holding no
 handle. Retries, backoff, Retry-After and the rate limit follow pulp-sync's RetryPolicy and
 RateLimiter, as the built-in engines do.
+
+Redirects are followed here, hop by hop on the same handle, with pulp-sync's Redirects, not by
+libcurl, which would send the configured headers to another origin; each hop is checked against the
+address policy by its host's name (the addresses a name resolves to are not checked).
 """
 
 from __future__ import annotations
 
+import base64
 import heapq
 import itertools
 import math
@@ -42,23 +47,24 @@ from downloaders import (
     HttpStatusError,
     Outcome,
     RateLimiter,
+    Redirects,
     RetryPolicy,
     TLSVerificationError,
     UnsupportedURL,
     VerificationError,
-    check_url,
+    build_ssl_context,
     deadline_seconds,
     deadline_timeout,
+    is_pem,
     parse_retry_after,
+    redirect_location,
     request_headers,
 )
 
-__all__ = ["CurlDownloader", "curl_options"]
+__all__ = ["CurlDownloader", "curl_options", "first_hop_headers"]
 
 WINDOW_FACTOR = 2
 """Jobs alive at once (in flight, backing off or waiting for the consumer), per connection."""
-MAX_REDIRECTS = 10
-"""Redirects followed per request, as the built-in engines do."""
 TICK = 0.05
 """Longest wait for the network, in seconds: how soon a closed iterator or a due retry is noticed."""
 IDLE_PAUSE = 0.002
@@ -72,6 +78,12 @@ _UNSUPPORTED = {pycurl.E_UNSUPPORTED_PROTOCOL, pycurl.E_URL_MALFORMAT}
 _UNTRUSTED = {pycurl.E_PEER_FAILED_VERIFICATION, pycurl.E_SSL_CACERT_BADFILE}
 _TOO_LARGE = 100
 """CURLE_TOO_LARGE, which libcurl reports without a message: over HTTP, a header past its 100 kB limit."""
+_TLS_MATERIAL = {
+    "ca_cert": (pycurl.CAINFO, pycurl.CAINFO_BLOB),
+    "client_cert": (pycurl.SSLCERT, pycurl.SSLCERT_BLOB),
+    "client_key": (pycurl.SSLKEY, pycurl.SSLKEY_BLOB),
+}
+"""The libcurl options of each certificate or key setting: for a file's name, and for PEM text."""
 _TLS = {
     pycurl.E_SSL_CONNECT_ERROR,
     pycurl.E_SSL_CERTPROBLEM,
@@ -87,6 +99,10 @@ class CurlDownloader(BaseDownloader):
 
     name = "pycurl"
 
+    def __init__(self, settings: DownloaderSettings) -> None:
+        super().__init__(settings)
+        build_ssl_context(settings)  # libcurl loads certificates per transfer: refuse bad ones now, as asked
+
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
         transfers = _Transfers(self.settings, self.name, temp_dir)
         try:
@@ -95,23 +111,20 @@ class CurlDownloader(BaseDownloader):
             transfers.close()
 
 
-def curl_options(settings: DownloaderSettings, engine: str) -> dict[int, object]:
-    """The settings as libcurl options, set once per easy handle.
+def curl_options(settings: DownloaderSettings) -> dict[int, object]:
+    """The settings as libcurl options, set once per easy handle (each hop sets its URL and headers).
 
     Timeouts: the shorter of `connect_timeout` and `sock_connect_timeout` is libcurl's connect
     timeout (DNS, TCP and TLS); `sock_read_timeout` is a low-speed limit of 1 byte/s over that many
     seconds (whole seconds, at least 1: libcurl's resolution), which covers the wait for the
     response too. The attempt's deadline (`deadline_seconds`: `total_timeout`, or one derived from
-    the request's size) depends on the request, so it is set per transfer (`_Transfers.start`).
+    the request's size) depends on the request, so it is set per hop (`_Transfers._send`). Certificates
+    and keys given as PEM text go to libcurl as blobs, files as their names.
     """
-    headers = request_headers(settings, engine)
     options: dict[int, object] = {
         pycurl.NOSIGNAL: 1,
-        pycurl.FOLLOWLOCATION: 1,
-        pycurl.MAXREDIRS: MAX_REDIRECTS,
+        pycurl.FOLLOWLOCATION: 0,  # Redirects follows them
         pycurl.PROTOCOLS: _HTTP,
-        pycurl.REDIR_PROTOCOLS: _HTTP,
-        pycurl.HTTPHEADER: [f"{name}: {value}" for name, value in headers.items()],
         pycurl.BUFFERSIZE: min(settings.chunk_size, MAX_BUFFER),
         pycurl.SSL_VERIFYPEER: 1 if settings.tls_validation else 0,
         pycurl.SSL_VERIFYHOST: 2 if settings.tls_validation else 0,
@@ -123,45 +136,63 @@ def curl_options(settings: DownloaderSettings, engine: str) -> dict[int, object]
     if settings.sock_read_timeout is not None:
         options[pycurl.LOW_SPEED_LIMIT] = 1
         options[pycurl.LOW_SPEED_TIME] = max(1, math.ceil(settings.sock_read_timeout))
-    if settings.username:
-        options[pycurl.HTTPAUTH] = pycurl.HTTPAUTH_BASIC
-        options[pycurl.USERPWD] = f"{settings.username}:{settings.password or ''}"
     if settings.proxy_url and settings.proxy_username:
         options[pycurl.PROXYUSERPWD] = f"{settings.proxy_username}:{settings.proxy_password or ''}"
-    if settings.ca_cert is not None:
-        options[pycurl.CAINFO] = str(settings.ca_cert)
-    if settings.client_cert is not None:
-        options[pycurl.SSLCERT] = str(settings.client_cert)
-    if settings.client_key is not None:
-        options[pycurl.SSLKEY] = str(settings.client_key)
+    for setting, (file, blob) in _TLS_MATERIAL.items():
+        given = getattr(settings, setting)
+        if is_pem(given):
+            options[blob] = str(given).encode()
+        elif given is not None:
+            options[file] = str(given)
     return options
+
+
+def first_hop_headers(settings: DownloaderSettings, engine: str) -> dict[str, str]:
+    """The common headers, the configured ones and basic auth: a request's first hop sends them all, and
+    `Redirects` drops the private ones on a hop to another origin. Basic auth is a header, not libcurl's
+    USERPWD, which libcurl would send to whatever URL the next hop is."""
+    headers = request_headers(settings, engine)
+    if settings.username:
+        credentials = f"{settings.username}:{settings.password or ''}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(credentials).decode("ascii")
+    return headers
+
+
+_Ended = tuple[DownloadJob, tuple[Path, str, int] | DownloadError]
+"""An attempt's end: its job, and its verified file or what went wrong."""
 
 
 @dataclass
 class _Transfer:
-    """One attempt: the response's status and Retry-After as the headers arrive, the body as a
-    BodyWriter made on its first 2xx byte, and an error raised inside a callback."""
+    """One attempt, hop after hop of its redirects: the response's status, Retry-After and Location as
+    the headers arrive, the body as a BodyWriter made on its first 2xx byte, and an error raised inside
+    a callback."""
 
     job: DownloadJob
+    chain: Redirects
     temp_dir: Path
     deadline: float | None = None
-    """time.monotonic() when libcurl's timeout for the transfer runs out; None: no timeout."""
+    """time.monotonic() when the attempt's deadline passes; None: no deadline."""
     status: int = 0
     reason: str = ""
     retry_after: str | None = None
+    location: str | None = None
     body: BodyWriter | None = None
     error: DownloadError | None = None
 
     def header(self, line: bytes) -> None:
-        """Called by libcurl per header line, for every response of a redirect chain."""
+        """Called by libcurl per header line of the hop's response."""
         text = line.decode("latin-1").strip()
+        name, _, value = text.partition(":")
         if text.startswith("HTTP/"):
             parts = text.split(" ", 2)
             status = parts[1] if len(parts) > 1 else ""
             self.status = int(status) if status.isdigit() else 0  # not 2xx: no byte of the body is kept
-            self.reason, self.retry_after = parts[2] if len(parts) > 2 else "", None
-        elif text.lower().startswith("retry-after:"):
-            self.retry_after = text.split(":", 1)[1].strip()
+            self.reason, self.retry_after, self.location = parts[2] if len(parts) > 2 else "", None, None
+        elif name.lower() == "retry-after":
+            self.retry_after = value.strip()
+        elif name.lower() == "location":
+            self.location = value.strip()
 
     def write(self, chunk: bytes) -> int | None:
         """Called by libcurl per chunk of body; returning 0 makes it end the transfer (a write error)."""
@@ -199,30 +230,29 @@ class _Transfers:
     def __init__(self, settings: DownloaderSettings, engine: str, temp_dir: Path) -> None:
         self.settings = settings
         self.temp_dir = temp_dir
+        self.headers = first_hop_headers(settings, engine)
         self.multi = pycurl.CurlMulti()
         self.multi.setopt(pycurl.M_MAX_TOTAL_CONNECTIONS, settings.download_concurrency)
-        options = curl_options(settings, engine)
+        options = curl_options(settings)
         self.idle: list[pycurl.Curl] = [_handle(options) for _ in range(settings.download_concurrency)]
         self.active: dict[pycurl.Curl, _Transfer] = {}
 
     def start(self, job: DownloadJob) -> None:
-        """Begin an attempt of `job` on an idle handle, libcurl's timeout its deadline (0: none).
+        """Begin an attempt of `job` on an idle handle; raises DownloadError for a URL it must not fetch.
 
         An easy handle is a concurrency slot: the attempt holds it from here to `_end`, which `job` clocks.
         """
+        chain = Redirects(job.request.url, self.headers, self.settings)
         handle = self.idle.pop()
         job.hold()
         seconds = deadline_seconds(job.request, self.settings)
-        deadline = None if seconds is None else time.monotonic() + seconds
-        transfer = _Transfer(job, self.temp_dir, deadline)
-        handle.setopt(pycurl.TIMEOUT_MS, 0 if seconds is None else max(1, round(seconds * 1000)))
-        handle.setopt(pycurl.URL, job.request.url)
+        transfer = _Transfer(job, chain, self.temp_dir, None if seconds is None else time.monotonic() + seconds)
         handle.setopt(pycurl.HEADERFUNCTION, transfer.header)
         handle.setopt(pycurl.WRITEFUNCTION, transfer.write)
         self.active[handle] = transfer
-        self.multi.add_handle(handle)
+        self._send(handle, transfer)
 
-    def step(self, wait: float) -> list[tuple[DownloadJob, tuple[Path, str, int] | DownloadError]]:
+    def step(self, wait: float) -> list[_Ended]:
         """Let libcurl work, waiting up to `wait` s for the network if nothing ended; what ended."""
         self._perform()
         ended = self._ended()
@@ -247,34 +277,59 @@ class _Transfers:
         while self.multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
             continue
 
-    def _ended(self) -> list[tuple[DownloadJob, tuple[Path, str, int] | DownloadError]]:
+    def _send(self, handle: pycurl.Curl, transfer: _Transfer) -> None:
+        """Request the transfer's current hop, with its headers, libcurl's timeout what is left of the
+        attempt's deadline (0: none; 1 ms once it has passed, which ends the transfer at once)."""
+        left = None if transfer.deadline is None else transfer.deadline - time.monotonic()
+        handle.setopt(pycurl.TIMEOUT_MS, 0 if left is None else max(1, round(left * 1000)))
+        handle.setopt(pycurl.URL, transfer.chain.url)
+        handle.setopt(pycurl.HTTPHEADER, [f"{name}: {value}" for name, value in transfer.chain.headers.items()])
+        self.multi.add_handle(handle)
+
+    def _ended(self) -> list[_Ended]:
         ended = []
         while True:
             queued, completed, failed = self.multi.info_read()
             ended += [self._end(handle, 0, "") for handle in completed]
             ended += [self._end(handle, errno, message) for handle, errno, message in failed]
             if not queued:
-                return ended
+                return [attempt for attempt in ended if attempt is not None]
 
-    def _end(
-        self, handle: pycurl.Curl, errno: int, message: str
-    ) -> tuple[DownloadJob, tuple[Path, str, int] | DownloadError]:
+    def _end(self, handle: pycurl.Curl, errno: int, message: str) -> _Ended | None:
+        """The attempt's end, or None when the hop was a redirect and the next one is on its way."""
         self.multi.remove_handle(handle)
-        transfer = self.active.pop(handle)
-        self.idle.append(handle)
+        transfer = self.active[handle]
         try:
-            if transfer.error is not None:
-                raise transfer.error
-            if errno in _TIMEOUTS and transfer.deadline is not None and time.monotonic() >= transfer.deadline:
-                raise deadline_timeout(transfer.job.request, self.settings)
-            if errno:
-                raise _translate(transfer.job.request.url, errno, message)
-            return transfer.job, transfer.finish(handle.getinfo(pycurl.RESPONSE_CODE))
+            body = self._body_or_next_hop(handle, transfer, errno, message)
+            if body is None:
+                return None
+            ended: tuple[Path, str, int] | DownloadError = body
         except DownloadError as error:
             transfer.discard()
-            return transfer.job, error
-        finally:
-            transfer.job.release()
+            ended = error
+        del self.active[handle]
+        self.idle.append(handle)
+        transfer.job.release()
+        return transfer.job, ended
+
+    def _body_or_next_hop(
+        self, handle: pycurl.Curl, transfer: _Transfer, errno: int, message: str
+    ) -> tuple[Path, str, int] | None:
+        """The verified file of the hop libcurl ended, or None once a redirect's next hop is sent (`chain`
+        refuses one it must not follow); raises what went wrong."""
+        if transfer.error is not None:
+            raise transfer.error
+        if errno in _TIMEOUTS and transfer.deadline is not None and time.monotonic() >= transfer.deadline:
+            raise deadline_timeout(transfer.job.request, self.settings)
+        if errno:
+            raise _translate(transfer.job.request.url, errno, message)
+        status = handle.getinfo(pycurl.RESPONSE_CODE)
+        location = redirect_location(status, transfer.location)
+        if location is None:
+            return transfer.finish(status)
+        transfer.chain.follow(location)
+        self._send(handle, transfer)
+        return None
 
 
 @dataclass(order=True)
@@ -347,11 +402,9 @@ class _Scheduler:
             return
         job.attempts += 1
         try:
-            check_url(job.request.url)
-        except DownloadError as error:
+            self.transfers.start(job)
+        except DownloadError as error:  # refused before any connection
             self._settle(job, error)
-            return
-        self.transfers.start(job)
 
     def _settle(self, job: DownloadJob, ended: tuple[Path, str, int] | DownloadError) -> None:
         if not isinstance(ended, DownloadError):
@@ -386,8 +439,6 @@ def _translate(url: str, errno: int, message: str) -> DownloadError:
         return DownloadTimeout(url, f"timed out: {message}")
     if errno in _UNSUPPORTED:
         return UnsupportedURL(url, f"only http and https URLs are fetched: {message}")
-    if errno == pycurl.E_TOO_MANY_REDIRECTS:
-        return DownloadError(url, "too many redirects")
     if errno in _UNTRUSTED:
         return TLSVerificationError(url, f"TLS certificate not trusted: {message}")
     if errno in _TLS:
