@@ -437,10 +437,10 @@ def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool
 
     task = dispatch_sync(repository, remote, tasking="rq", manifest_file=manifest_file)
     if wait and not task.is_finished:
-        console = Console(stderr=True)
-        if console.is_terminal:
-            console.print(f"Queued task {task.pk}; waiting for a `pulp-sync worker` to run it")
-        try:
+        try:  # from here on, Ctrl-C asks what to do with the queued task
+            console = Console(stderr=True)
+            if console.is_terminal:
+                console.print(f"Queued task {task.pk}; waiting for a `pulp-sync worker` to run it")
             task = wait_for(task, progress=progress_for(console))
         except KeyboardInterrupt:
             _interrupted_wait(task)
