@@ -30,6 +30,8 @@ from harness import defaults, fleet, hosts, pulpcli
 from harness.databases import create_database, database_url
 from harness.outputs import save_run_outputs
 from harness.progress import RunProgress, progress_for
+from harness.child import descendants
+from harness.machine import snapshot
 from harness.provenance import environment_facts
 from harness.commands import check_output, program_of, run_command
 from harness.records import RunRecord, record_command_run, record_fleet_run, record_run
@@ -117,7 +119,7 @@ def run_experiment(
     root, sources = prepared or prepare(experiment, options.state_dir)
     settings = {v.name: resolve_settings(experiment.remote_of(v), os.environ) for v in experiment.variants}
     repositories = fleet.fleet_manifests(experiment, sources, options.state_dir / _MANIFESTS)
-    results = _start(experiment, sources, previous)
+    results = _start(experiment, sources, previous, options.state_dir)
     planned = plan(experiment)
     done = {run.key for run in results.runs}
     todo = [run for run in planned if run.key not in done]
@@ -141,6 +143,8 @@ def run_experiment(
                     options.progress.note(_estimate(time.monotonic() - session, len(todo) - 1))
         finally:
             options.progress.stop()
+            # the machine as the last run left it, its servers still up but not counted among the busiest
+            results.environment.setdefault("machine_state", {})["after"] = snapshot(set(descendants(os.getpid())))
             results.environment["servers"] = site.stats()
             _discard_run_files(options.state_dir, trash)
             if trash.folder.exists():
@@ -153,12 +157,14 @@ def run_experiment(
     return results
 
 
-def _start(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None) -> Results:
-    """The results to add runs to: the resumed ones (with this session's spec) or new ones."""
+def _start(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None,
+           state_dir: Path) -> Results:
+    """The results to add runs to: the resumed ones (with this session's spec) or new ones, with the
+    environment of this session (provenance.environment_facts)."""
     results = previous or Results(experiment=experiment, started_at=now_iso())
     results.experiment = experiment
     results.finished_at = None
-    results.environment = environment_facts()
+    results.environment = environment_facts(state_dir=state_dir)
     results.manifests = {name: dict(source.facts) for name, source in sources.items()}
     return results
 

@@ -53,7 +53,8 @@ def test_every_output_is_written_with_the_right_counts(smoke: tuple[Path, str]) 
     assert environment["git"]["commit"] and environment["packages"]["scipy"] and environment["installed"]["pytest"]
     asyncio = environment["downloaders"]["asyncio"]
     assert asyncio["distribution"] == "pulp-sync" and asyncio["requires"]["aiohttp"], "the plugin and its libraries"
-    assert environment["machine_state"]["before"]["load_average"]
+    assert environment["machine_state"]["before"]["load_average"] and environment["machine_state"]["after"]["at"]
+    assert environment["state_filesystem"]["type"], "the filesystem the runs' store is on"
     assert document["manifests"]["100"]["files"] == 100
     for cell in document["statistics"]["cells"]:
         rate = cell["files_per_second"]
