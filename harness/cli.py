@@ -284,9 +284,10 @@ def main() -> None:
 @_common_options
 def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] | None, **options: Any) -> None:
     """Measure this machine's noise: K A/A experiments of SPEC's baseline variant against a copy of itself
-    (default: asyncio, 5 runs, manifests 100 and 300), then the false alarms (comparisons called faster or
-    slower), each manifest's typical CV and the smallest difference detected four times in five. Stored
-    as RESULTS_DIR/calibration.json; later reports on this machine quote it."""
+    (default: the main job's conditions, asyncio at scale 0.05 on the wan profile, 5 runs, manifests 100
+    and 200), then the false alarms (comparisons called faster or slower), each manifest's typical CV and
+    the smallest difference detected four times in five. Stored as RESULTS_DIR/calibration.json; later
+    reports on this machine quote it."""
     from harness.calibration import a_a_experiment, calibrate, save
     from harness.machine import state_lock
     from harness.provenance import machine_facts
@@ -297,7 +298,7 @@ def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] 
 
     base = load_spec(spec) if spec else Experiment(
         name="calibration", variants=(Variant("asyncio", "asyncio"),), manifests=defaults.CALIBRATION_MANIFESTS,
-        runs=defaults.CALIBRATION_RUNS)
+        runs=defaults.CALIBRATION_RUNS, scale=defaults.CALIBRATION_SCALE, profile=defaults.CALIBRATION_PROFILE)
     base = _overridden(base, options, manifests=manifests)
     check_runnable(a_a_experiment(base, 1))
     root = new_results_dir(options["results_dir"], "calibration")

@@ -23,6 +23,8 @@ __all__ = [
     "CALIBRATION_EXPERIMENTS",
     "CALIBRATION_MANIFESTS",
     "CALIBRATION_RUNS",
+    "CALIBRATION_SCALE",
+    "CALIBRATION_PROFILE",
     "HIGH_CV",
     "OUTLIER_Z",
     "OUTLIER_MIN_RUNS",
@@ -73,9 +75,12 @@ BOOTSTRAP_RESAMPLES = 2000
 ch. 13): enough that the 2.5th and 97.5th percentiles move by a fraction of a percent between seeds."""
 CALIBRATION_EXPERIMENTS = 6
 """A/A experiments `bench calibrate` runs: 12 comparisons on its two manifests, about 5 minutes here."""
-CALIBRATION_MANIFESTS = ("100", "300")
+CALIBRATION_MANIFESTS = ("100", "200")
 CALIBRATION_RUNS = 5
 """Counted runs per cell of each A/A experiment (and one warm-up)."""
+CALIBRATION_SCALE = 0.05
+CALIBRATION_PROFILE = "wan"
+"""Without a spec, `bench calibrate` measures the main job's conditions (./manytests.sh: scale 0.05, wan)."""
 HIGH_CV = 0.10
 """A cell whose stddev is above this fraction of its mean gets a warning: too noisy to trust."""
 OUTLIER_Z = 10.0
