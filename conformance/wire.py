@@ -39,6 +39,7 @@ __all__ = [
     "trickle",
     "challenge",
     "serving",
+    "in_a_thread",
     "make_certificates",
     "server_context",
     "unanswered_connects",
@@ -163,34 +164,49 @@ def challenge(header: str, expected: str, then: Answer) -> Answer:
 @contextmanager
 def serving(origin: Origin, context: ssl.SSLContext | None = None) -> Iterator[Origin]:
     """Serve `origin` on a free port of 127.0.0.1 (https with `context`) until the block ends."""
-    loop = asyncio.new_event_loop()
     runner = web.AppRunner(origin.app(), access_log=None, shutdown_timeout=0.2)
-    started: queue.Queue[int | BaseException] = queue.Queue()
 
-    async def start() -> int:
+    async def start() -> tuple[int, Callable[[], Awaitable[None]]]:
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context).start()
-        return int(runner.addresses[0][1])
+        return int(runner.addresses[0][1]), runner.cleanup
+
+    with in_a_thread(start, "conformance-origin") as port:
+        origin.url = f"{'https' if context else 'http'}://127.0.0.1:{port}/"
+        yield origin
+
+
+@contextmanager
+def in_a_thread(start: Callable[[], Awaitable[tuple[int, Callable[[], Awaitable[None]]]]],
+                name: str = "server") -> Iterator[int]:
+    """Run a server's own event loop in a daemon thread until the block ends; the port it listens on.
+
+    `start` sets the server up and returns its port and a coroutine function that stops it. An error in
+    `start` is raised here, in the caller's thread. Its own loop keeps the server off the loop of an
+    asyncio downloader under test (and the test suite's servers off it too: tests/servers.py).
+    """
+    loop = asyncio.new_event_loop()
+    started: queue.Queue[tuple[int, Callable[[], Awaitable[None]]] | BaseException] = queue.Queue()
 
     def run() -> None:
         asyncio.set_event_loop(loop)
         try:
             started.put(loop.run_until_complete(start()))
-        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
             started.put(error)
             return
         loop.run_forever()
 
-    thread = threading.Thread(target=run, name="conformance-origin", daemon=True)
+    thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
-    port = started.get(timeout=_START_SECONDS)
-    if isinstance(port, BaseException):
-        raise port
-    origin.url = f"{'https' if context else 'http'}://127.0.0.1:{port}/"
+    outcome = started.get(timeout=_START_SECONDS)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    port, stop = outcome
     try:
-        yield origin
+        yield port
     finally:
-        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(_START_SECONDS)
+        asyncio.run_coroutine_threadsafe(stop(), loop).result(_START_SECONDS)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(_START_SECONDS)
         loop.close()

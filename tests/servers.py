@@ -1,5 +1,6 @@
 """Small servers of the tests' own on 127.0.0.1: aiohttp apps (hostile remotes, the fixture app behind TLS)
-and raw TCP handlers (responses no HTTP server library would send), each in a thread with its own event loop.
+and raw TCP handlers (responses no HTTP server library would send), each in a thread with its own event
+loop (conformance.wire's in_a_thread, which the conformance suite's own servers use).
 """
 
 from __future__ import annotations
@@ -7,14 +8,14 @@ from __future__ import annotations
 import asyncio
 import ssl
 import subprocess
-import threading
 from collections.abc import Awaitable, Callable
 from contextlib import contextmanager
 from pathlib import Path
-from queue import Queue
 from typing import Iterator
 
 from aiohttp import web
+
+from conformance.wire import in_a_thread
 
 __all__ = ["serve_app", "serve_raw", "self_signed_certificate"]
 
@@ -33,7 +34,7 @@ def serve_app(app: web.Application, ssl_context: ssl.SSLContext | None = None) -
         return runner.addresses[0][1], runner.cleanup
 
     scheme = "https" if ssl_context else "http"
-    with _in_a_thread(start) as port:
+    with in_a_thread(start, "test-server") as port:
         yield f"{scheme}://127.0.0.1:{port}/"
 
 
@@ -49,38 +50,8 @@ def serve_raw(handler: RawHandler) -> Iterator[str]:
 
         return server.sockets[0].getsockname()[1], stop
 
-    with _in_a_thread(start) as port:
+    with in_a_thread(start, "test-server") as port:
         yield f"http://127.0.0.1:{port}/"
-
-
-@contextmanager
-def _in_a_thread(start: Callable[[], Awaitable[tuple[int, Callable[[], Awaitable[None]]]]]) -> Iterator[int]:
-    """Run a server's event loop in a daemon thread until the block ends; the port it listens on."""
-    loop = asyncio.new_event_loop()
-    started: Queue[tuple[int, Callable[[], Awaitable[None]]] | BaseException] = Queue()
-
-    def run() -> None:
-        asyncio.set_event_loop(loop)
-        try:
-            started.put(loop.run_until_complete(start()))
-        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
-            started.put(error)
-            return
-        loop.run_forever()
-
-    thread = threading.Thread(target=run, name="test-server", daemon=True)
-    thread.start()
-    outcome = started.get(timeout=15)
-    if isinstance(outcome, BaseException):
-        raise outcome
-    port, stop = outcome
-    try:
-        yield port
-    finally:
-        asyncio.run_coroutine_threadsafe(stop(), loop).result(timeout=15)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=15)
-        loop.close()
 
 
 def self_signed_certificate(folder: Path) -> tuple[Path, Path]:

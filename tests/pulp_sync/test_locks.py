@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from django.db import OperationalError, transaction
@@ -17,37 +19,39 @@ from django.db import OperationalError, transaction
 from pulp_sync import database, locks
 
 
-def test_a_second_holder_waits_says_so_once_and_gets_the_lock_when_it_is_free(db: Path) -> None:
-    holding, release, told = threading.Event(), threading.Event(), []
+@contextmanager
+def _held_elsewhere(name: str) -> Iterator[threading.Event]:
+    """`name` held by another thread (its own connection and lock file) until the Event it yields is set,
+    or the block ends."""
+    holding, release = threading.Event(), threading.Event()
 
-    def first() -> None:
-        with locks.held("repository:1", wait=None):
+    def hold() -> None:
+        with locks.held(name, wait=None):
             holding.set()
             release.wait(10)
 
-    thread = threading.Thread(target=first)
+    thread = threading.Thread(target=hold)
     thread.start()
-    holding.wait(10)
-    threading.Timer(0.5, release.set).start()
-    started = time.monotonic()
-    with locks.held("repository:1", wait=10, waiting=lambda: told.append("waiting")):
-        waited = time.monotonic() - started
-    thread.join()
+    assert holding.wait(10)
+    try:
+        yield release
+    finally:
+        release.set()
+        thread.join()
+
+
+def test_a_second_holder_waits_says_so_once_and_gets_the_lock_when_it_is_free(db: Path) -> None:
+    told: list[str] = []
+    with _held_elsewhere("repository:1") as release:
+        threading.Timer(0.5, release.set).start()
+        started = time.monotonic()
+        with locks.held("repository:1", wait=10, waiting=lambda: told.append("waiting")):
+            waited = time.monotonic() - started
     assert told == ["waiting"] and 0.4 < waited < 3
 
 
 def test_the_wait_is_bounded_and_other_names_are_free(db: Path) -> None:
-    holding, release = threading.Event(), threading.Event()
-
-    def first() -> None:
-        with locks.held("repository:1", wait=None):
-            holding.set()
-            release.wait(10)
-
-    thread = threading.Thread(target=first)
-    thread.start()
-    holding.wait(10)
-    try:
+    with _held_elsewhere("repository:1"):
         started = time.monotonic()
         with pytest.raises(locks.LockTimeout, match="still held by another process after 0.3 s"):
             with locks.held("repository:1", wait=0.3):
@@ -55,9 +59,6 @@ def test_the_wait_is_bounded_and_other_names_are_free(db: Path) -> None:
         assert time.monotonic() - started < 1.5
         with locks.held("repository:2", wait=0):
             pass
-    finally:
-        release.set()
-        thread.join()
     with locks.held("repository:1", wait=0):
         pass
 
