@@ -199,7 +199,7 @@ def dispatch(variant: Variant, url: str, env: Mapping[str, str], manifests: Sequ
     names = repository_names(len(manifests))
 
     def sync(name: str, manifest: Path | None) -> ChildRun:
-        return pulpcli.sync(url, _into(variant, name), dict(env), timeout, command, settings, manifest)
+        return pulpcli.sync(url, variant, dict(env), timeout, command, settings, manifest, repository=name)
 
     with ThreadPoolExecutor(max_workers=len(names), thread_name_prefix="fleet-sync") as pool:
         return tuple(pool.map(sync, names, manifests))
@@ -216,12 +216,6 @@ def read_fleet(children: tuple[ChildRun, ...], env: Mapping[str, str], command: 
         said = (listed.stderr.strip().splitlines() or [f"exit status {listed.returncode}"])[-1]
         return Fleet(children, (), f"the run's tasks could not be read (`pulp-sync tasks --json`: {said})")
     return Fleet(children, tasks, None)
-
-
-def _into(variant: Variant, repository: str) -> Variant:
-    """`variant` syncing into `repository`: pulpcli.sync names the harness's one repository, and a later
-    `--repository` overrides it (click keeps an option's last value)."""
-    return dataclasses.replace(variant, sync_args=(*variant.sync_args, "--repository", repository))
 
 
 def _when(text: str | None) -> datetime | None:

@@ -64,16 +64,17 @@ def reset(env: dict[str, str], command: Sequence[str] = defaults.PULP_SYNC_COMMA
 
 def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
          command: Sequence[str] = defaults.PULP_SYNC_COMMAND, settings: Mapping[str, Any] | None = None,
-         manifest_file: Path | None = None) -> ChildRun:
-    """`pulp-sync sync URL --json` with the variant's downloader, its Remote `settings` (resolved; its
-    concurrency when None) and tasking, to its end; the manifest's lines from `manifest_file` if given."""
+         manifest_file: Path | None = None, repository: str = defaults.REPOSITORY) -> ChildRun:
+    """`pulp-sync sync URL --json` into `repository` with the variant's downloader, its Remote `settings`
+    (resolved; its concurrency when None) and tasking, to its end; the manifest's lines from
+    `manifest_file` if given."""
     options, secrets = remote_arguments(settings or {"download_concurrency": variant.download_concurrency})
     arguments = [
         *command,
         "sync",
         url,
         "--repository",
-        defaults.REPOSITORY,
+        repository,
         "--downloader",
         variant.downloader,
         *options,
