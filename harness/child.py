@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-__all__ = ["ChildRun", "HighWater", "run_child", "descendants", "stop_groups"]
+__all__ = ["ChildRun", "HighWater", "ProcessStat", "run_child", "descendants", "process_stats", "stop_groups"]
 
 
 @dataclass(frozen=True)
@@ -113,15 +113,36 @@ def _children_files(pid: int) -> list[int]:
 
 def _children_by_parent() -> Callable[[int], list[int]]:
     by_parent: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            by_parent.setdefault(parent, []).append(int(entry))
+    for pid, process in process_stats().items():
+        by_parent.setdefault(process.parent, []).append(pid)
     return lambda pid: by_parent.get(pid, [])
+
+
+@dataclass(frozen=True)
+class ProcessStat:
+    """What /proc/<pid>/stat says of one process: its command name, its parent and the CPU it used
+    (utime + stime, in clock ticks)."""
+
+    name: str
+    parent: int
+    cpu_ticks: int
+
+
+def process_stats() -> dict[int, ProcessStat]:
+    """Every process now, from one pass over /proc; processes that end meanwhile are left out. The name
+    is between the first "(" and the last ")" (it may hold either); the fields after it are split."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+            fields = text[text.rindex(")") + 2:].split()
+            found[int(entry)] = ProcessStat(text[text.index("(") + 1:text.rindex(")")], int(fields[1]),
+                                            int(fields[11]) + int(fields[12]))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
 
 
 _HAS_CHILDREN_FILES = os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children")

@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
+from harness.child import process_stats
 from harness.errors import HarnessError
 
 __all__ = ["snapshot", "installed_packages", "filesystem_of", "warnings_for", "state_lock", "StateFolderBusy"]
@@ -121,29 +122,14 @@ def state_lock(state_dir: Path) -> Iterator[None]:
 
 def _busiest(exclude: set[int]) -> list[dict[str, Any]]:
     """The processes that used the most CPU over _SAMPLE_SECONDS, as a share of one CPU."""
-    before = _cpu_ticks()
+    before = process_stats()
     time.sleep(_SAMPLE_SECONDS)
-    after = _cpu_ticks()
+    after = process_stats()
     ticks = os.sysconf("SC_CLK_TCK") * _SAMPLE_SECONDS
-    used = sorted(((after[pid][0] - before[pid][0], pid) for pid in after.keys() & before.keys()
+    used = sorted(((after[pid].cpu_ticks - before[pid].cpu_ticks, pid) for pid in after.keys() & before.keys()
                    if pid not in exclude), reverse=True)
-    return [{"pid": pid, "name": after[pid][1], "cpu_share": round(delta / ticks, 3)}
+    return [{"pid": pid, "name": after[pid].name, "cpu_share": round(delta / ticks, 3)}
             for delta, pid in used[:_BUSIEST] if delta > 0]
-
-
-def _cpu_ticks() -> dict[int, tuple[int, str]]:
-    """utime + stime (clock ticks) and the command name of every process, from /proc/<pid>/stat."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        name, fields = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
-        found[int(entry)] = (int(fields[11]) + int(fields[12]), name)
-    return found
 
 
 def _governors() -> list[str]:
