@@ -198,11 +198,16 @@ def _comparison(base: dict[int, float], other: dict[int, float], experiment: Exp
     variants round by round, so a round's pair shares the machine's state); else every run, unpaired."""
     if not base or not other:
         return None
-    rounds = sorted(base.keys() & other.keys())
-    if len(rounds) >= 2:
-        return compare([base[r] for r in rounds], [other[r] for r in rounds], experiment.alpha, experiment.band,
-                       paired=True)
+    paired = _in_common_rounds(base, other)
+    if len(paired[0]) >= 2:
+        return compare(*paired, experiment.alpha, experiment.band, paired=True)
     return compare(list(base.values()), list(other.values()), experiment.alpha, experiment.band)
+
+
+def _in_common_rounds(base: dict[int, float], other: dict[int, float]) -> tuple[list[float], list[float]]:
+    """Both sides' times in the rounds both have, aligned round by round."""
+    rounds = sorted(base.keys() & other.keys())
+    return [base[r] for r in rounds], [other[r] for r in rounds]
 
 
 def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
@@ -238,9 +243,8 @@ def _average_change(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[s
 
 def _paired_times(runs: Sequence[RunRecord], manifest: str, baseline: str, variant: str) -> tuple[np.ndarray, ...]:
     """The baseline's and the variant's times in the rounds both have, as two aligned arrays."""
-    base, other = _times_by_round(runs, manifest, baseline), _times_by_round(runs, manifest, variant)
-    rounds = sorted(base.keys() & other.keys())
-    return np.array([base[r] for r in rounds]), np.array([other[r] for r in rounds])
+    base, other = _in_common_rounds(_times_by_round(runs, manifest, baseline), _times_by_round(runs, manifest, variant))
+    return np.array(base), np.array(other)
 
 
 def _bootstrap_average(manifests: Sequence[tuple[np.ndarray, ...]], band: float,

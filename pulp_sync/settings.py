@@ -81,15 +81,16 @@ def _positive_bytes(name: str, default: int) -> int:
     return int(text)
 
 
-def _seconds(name: str, default: float, least: str = "0 or more") -> float:
-    """A finite number of seconds from the environment variable `name`: 0 or more, or with
-    `least="above 0"` more than 0."""
+def _seconds(name: str, default: float, positive: bool = False) -> float:
+    """A finite number of seconds from the environment variable `name`: 0 or more, or with `positive`
+    more than 0."""
     text = os.environ.get(name) or f"{default:g}"
     try:
         seconds = float(text)
     except ValueError:
         seconds = -1.0
-    if not 0 <= seconds < float("inf") or (seconds == 0 and least == "above 0"):  # also refuses nan
+    if not 0 <= seconds < float("inf") or (positive and seconds == 0):  # also refuses nan
+        least = "above 0" if positive else "0 or more"
         raise ConfigurationError(f"{name}={text!r}: give a number of seconds, {least}, e.g. {default:g}")
     return seconds
 
@@ -116,7 +117,7 @@ PULP_SYNC_MAX_MANIFEST_BYTES = _positive_bytes("PULP_SYNC_MAX_MANIFEST_BYTES", 6
 PULP_SYNC_ADDRESS_POLICY = _address_policy()
 PULP_SYNC_REPOSITORY_WAIT = _seconds("PULP_SYNC_REPOSITORY_WAIT", defaults.REPOSITORY_WAIT)
 """How long a sync waits for another sync of its repository to finish before it gives up."""
-PULP_SYNC_WORKER_TTL = _seconds("PULP_SYNC_WORKER_TTL", defaults.WORKER_TTL, least="above 0")
+PULP_SYNC_WORKER_TTL = _seconds("PULP_SYNC_WORKER_TTL", defaults.WORKER_TTL, positive=True)
 """How long a worker's heartbeat lasts; the other workers fail the tasks of a worker whose heartbeat lapsed."""
 """Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
 REDIS_URL = _redis_url()
