@@ -44,6 +44,7 @@ setup(
             "hypothesis>=6.100",
             "pytest-benchmark>=4.0",
             "pulp-cli>=0.41.1",  # Pulp's own client, against the Pulp 3 dialect (tests/pulp_sync/test_pulp_cli.py)
+            "selenium>=4.11",  # drives Debian's chromium over report.html (tests/harness/test_report_browser.py)
         ],
     },
     entry_points={

@@ -102,7 +102,7 @@ def _bars(
     axes.set_xticks(np.arange(len(spec.manifests)), [f"{m}" for m in spec.manifests])
     axes.set_xlabel("manifest")
     axes.set_ylabel(label)
-    axes.set_title(f"{spec.name}: {label} per manifest ({shown}; dots: every counted run)")
+    axes.set_title(f"{spec.name}: {label} per manifest\n({shown}; dots: every counted run)")
     axes.grid(True, axis="y", alpha=0.3)
     axes.legend(fontsize="small", ncols=1 + len(names) // 8)
     return figure

@@ -17,9 +17,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3-dev and gcc build mysqlclient; git lets the harness record the commit it measured; aria2
-# is a peer in experiments/peers.toml; shellcheck lints the shell scripts in the tests.
+# is a peer in experiments/peers.toml; shellcheck lints the shell scripts in the tests; chromium and
+# its driver open the harness's report.html in a real browser (tests/harness/test_report_browser.py).
 PACKAGES=(python3-venv python3-dev gcc git postgresql mariadb-server redis-server nginx-light libmariadb-dev
-  pkg-config ruby jq curl aria2 shellcheck)
+  pkg-config ruby jq curl aria2 shellcheck chromium chromium-driver)
 DATABASE=pulp_sync
 SERVER_URLS=("postgres://postgres@127.0.0.1:5432/$DATABASE" "mysql://root@127.0.0.1:3306/$DATABASE")
 
