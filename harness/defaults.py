@@ -110,3 +110,6 @@ PULP_SYNC_COMMAND = (sys.executable, "-m", "pulp_sync")
 """How a run starts pulp-sync: the same interpreter as the harness, so the same installed code."""
 REPOSITORY = "bench"
 """Repository name every benchmarked sync writes into."""
+MACHINE_WATCH_SECONDS = 5.0
+"""How often the machine's other processes are sampled while the runs go on (harness.machine.Watch):
+one pass over /proc, a few milliseconds, so often enough to see a process that ran for a few seconds."""

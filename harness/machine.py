@@ -3,7 +3,8 @@
 Timing is only as good as the quiet of the machine it ran on: another busy process, a CPU governor
 that lowers the clock while idle, swapping, or a second experiment sharing the state folder each move
 the figures more than most differences being measured. The harness records the state before the
-first run and after the last (`snapshot`), keeps the full list of installed packages and the store's
+first run and after the last (`snapshot`) and, while the runs go on, the CPU of every process that is
+not the experiment's own (`Watch`); it keeps the full list of installed packages and the store's
 filesystem type, and turns what it found into warnings in the report (`warnings_for`).
 """
 
@@ -11,16 +12,20 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
+from collections import Counter
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
-from harness.child import process_stats
+from harness import defaults
+from harness.child import ProcessStat, process_stats
 from harness.errors import HarnessError
 
-__all__ = ["snapshot", "installed_packages", "filesystem_of", "warnings_for", "state_lock", "StateFolderBusy"]
+__all__ = ["snapshot", "Watch", "installed_packages", "filesystem_of", "warnings_for", "state_lock",
+           "StateFolderBusy"]
 
 _SAMPLE_SECONDS = 0.5
 """How long the busiest processes are watched for each snapshot."""
@@ -31,6 +36,9 @@ _LOAD_SHARE = 0.5
 """A load average above half the CPUs before the first run is worth a warning."""
 _QUIET_GOVERNORS = ("performance",)
 """Governors that hold the clock steady; others (powersave, ondemand, schedutil) change it with load."""
+_SERVICES = ("postgres", "mariadbd", "mysqld", "redis-server")
+"""The servers the runs use but did not start: their CPU during the runs is the runs' own work, reported
+apart from the other processes and never warned about."""
 
 
 class StateFolderBusy(HarnessError, RuntimeError):
@@ -47,6 +55,83 @@ def snapshot(exclude: set[int] | None = None) -> dict[str, Any]:
         "governors": _governors(),
         "swap_used_mb": _swap_used_mb(),
     }
+
+
+class Watch:
+    """The machine while the runs go on: every `interval` seconds a daemon thread reads /proc once and adds
+    each process's CPU since the last reading, apart from `root`'s process tree (the harness, its runs and
+    the servers it started), and the 1-minute load average and swap. A process that started and ended
+    between two readings is not seen; one that lived across a reading is counted in full.
+
+    `summary()` is results.json's `machine_state.during`: the busiest other processes as a share of one
+    CPU over the whole watch, the services the runs use (_SERVICES) likewise, the highest load and swap."""
+
+    def __init__(self, root: int | None = None, interval: float = defaults.MACHINE_WATCH_SECONDS) -> None:
+        self._root = os.getpid() if root is None else root
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="machine-watch", daemon=True)
+        self._last: dict[int, ProcessStat] = {}
+        self._used: Counter[tuple[int, str]] = Counter()
+        self._loads: list[float] = []
+        self._swap: list[float] = []
+        self._started = 0.0
+        self._seconds = 0.0
+
+    def __enter__(self) -> Watch:
+        self._started = time.monotonic()
+        self._last = process_stats()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._read()
+        self._seconds = time.monotonic() - self._started
+
+    def summary(self) -> dict[str, Any]:
+        ticks = os.sysconf("SC_CLK_TCK") * max(self._seconds, 1e-9)
+        shares = [{"pid": pid, "name": name, "cpu_share": round(used / ticks, 3)}
+                  for (pid, name), used in self._used.most_common() if used > 0]
+        return {
+            "seconds": round(self._seconds, 1),
+            "samples": len(self._loads),
+            "load_average_max": max(self._loads, default=None),
+            "swap_used_mb": max(self._swap, default=0.0),
+            "busiest": [share for share in shares if share["name"] not in _SERVICES][:_BUSIEST],
+            "services": [share for share in shares if share["name"] in _SERVICES],
+        }
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._read()
+
+    def _read(self) -> None:
+        now = process_stats()
+        own = _tree_in(now, self._root)
+        for pid, stat in now.items():
+            if pid in own:
+                continue
+            before = self._last.get(pid)
+            same = before is not None and before.name == stat.name and before.cpu_ticks <= stat.cpu_ticks
+            self._used[(pid, stat.name)] += stat.cpu_ticks - (before.cpu_ticks if same else 0)
+        self._last = now
+        self._loads.append(os.getloadavg()[0])
+        self._swap.append(_swap_used_mb())
+
+
+def _tree_in(stats: dict[int, ProcessStat], root: int) -> set[int]:
+    """`root` and its descendants among `stats`, by each process's parent."""
+    children: dict[int, list[int]] = {}
+    for pid, stat in stats.items():
+        children.setdefault(stat.parent, []).append(pid)
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        found.add(pid)
+        todo.extend(children.get(pid, ()))
+    return found
 
 
 def installed_packages() -> dict[str, str]:
@@ -79,17 +164,18 @@ def warnings_for(environment: dict[str, Any]) -> list[str]:
     machine = environment.get("machine", {})
     cpus = machine.get("cpu_count") or 1
     found = []
-    for moment in ("before", "after"):
+    for moment in ("before", "during", "after"):
         state = environment.get("machine_state", {}).get(moment)
         if not state:
             continue
-        load = state["load_average"][0]
+        load = (state.get("load_average") or [0.0])[0]
         if moment == "before" and load > _LOAD_SHARE * cpus:
             found.append(f"load average {load:.2f} on {cpus} CPUs before the first run: the machine was busy")
         for process in state["busiest"]:
             if process["cpu_share"] > _BUSY_SHARE:
+                over = " on average" if moment == "during" else ""
                 found.append(f"{moment} the runs, {process['name']} (pid {process['pid']}) used "
-                             f"{process['cpu_share']:.0%} of a CPU")
+                             f"{process['cpu_share']:.0%} of a CPU{over}")
         if state["swap_used_mb"]:
             found.append(f"{state['swap_used_mb']:.0f} MB of swap in use {moment} the runs: paging slows a run "
                          "at random")

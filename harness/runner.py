@@ -31,7 +31,7 @@ from harness.databases import create_database, database_url
 from harness.outputs import save_run_outputs
 from harness.progress import RunProgress, progress_for
 from harness.child import descendants
-from harness.machine import snapshot
+from harness.machine import Watch, snapshot
 from harness.provenance import environment_facts
 from harness.commands import check_output, program_of, run_command
 from harness.records import RunRecord, record_command_run, record_fleet_run, record_run
@@ -129,22 +129,26 @@ def run_experiment(
     trash = Trash(options.state_dir / _TRASH, defaults.TRASH_MANY_FILES, defaults.TRASH_MIN_FREE)
     with FixtureSite(experiment, root) as site, pulp_targets(experiment, options.state_dir, os.environ) as targets:
         options.progress.start(len(planned), len(planned) - len(todo))
+        watch = Watch()
         try:
-            for run in todo:
-                options.progress.run_started(run, _label(run, experiment))
-                record = _make_run(run, experiment, site, options, trash, sources[run.manifest],
-                                   settings[run.variant], targets.get(run.variant),
-                                   repositories.get((run.manifest, run.variant), ()))
-                results.runs.append(record)
-                results.elapsed_seconds = elapsed_before + time.monotonic() - session
-                save_run_outputs(folder, results)
-                options.progress.run_finished(record)
-                if run is todo[0] and len(todo) > 1:
-                    options.progress.note(_estimate(time.monotonic() - session, len(todo) - 1))
+            with watch:
+                for run in todo:
+                    options.progress.run_started(run, _label(run, experiment))
+                    record = _make_run(run, experiment, site, options, trash, sources[run.manifest],
+                                       settings[run.variant], targets.get(run.variant),
+                                       repositories.get((run.manifest, run.variant), ()))
+                    results.runs.append(record)
+                    results.elapsed_seconds = elapsed_before + time.monotonic() - session
+                    save_run_outputs(folder, results)
+                    options.progress.run_finished(record)
+                    if run is todo[0] and len(todo) > 1:
+                        options.progress.note(_estimate(time.monotonic() - session, len(todo) - 1))
         finally:
             options.progress.stop()
+            state = results.environment.setdefault("machine_state", {})
+            state["during"] = watch.summary()
             # the machine as the last run left it, its servers still up but not counted among the busiest
-            results.environment.setdefault("machine_state", {})["after"] = snapshot(set(descendants(os.getpid())))
+            state["after"] = snapshot(set(descendants(os.getpid())))
             results.environment["servers"] = site.stats()
             _discard_run_files(options.state_dir, trash)
             if trash.folder.exists():

@@ -6,12 +6,14 @@ import multiprocessing
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.machine import StateFolderBusy, filesystem_of, installed_packages, snapshot, state_lock, warnings_for
+from harness.machine import (StateFolderBusy, Watch, filesystem_of, installed_packages, snapshot, state_lock,
+                             warnings_for)
 
 
 def test_a_busy_process_is_named_and_warned_about() -> None:
@@ -26,6 +28,33 @@ def test_a_busy_process_is_named_and_warned_about() -> None:
     assert state["swap_used_mb"] >= 0 and len(state["load_average"]) == 3
     environment = {"machine": {"cpu_count": os.cpu_count()}, "machine_state": {"before": state}}
     assert any(f"(pid {spinner.pid}) used" in warning for warning in warnings_for(environment))
+
+
+def test_during_the_runs_another_busy_process_is_counted_and_the_experiments_own_are_not() -> None:
+    """`root` stands for the harness: its child spins as a run would, and is the experiment's own work;
+    a spinner outside its tree, started after the watch began, is another process."""
+    spin = [sys.executable, "-c", "while True: pass"]
+    experiment = subprocess.Popen(["sh", "-c", f"exec {spin[0]} -c 'while True: pass'"])
+    try:
+        with Watch(root=experiment.pid, interval=0.2) as watch:
+            other = subprocess.Popen(spin)
+            try:
+                time.sleep(1.5)
+            finally:
+                other.kill()
+                other.wait()
+            time.sleep(0.5)
+    finally:
+        experiment.kill()
+        experiment.wait()
+    during = watch.summary()
+    busy = {p["pid"]: p for p in during["busiest"]}
+    assert other.pid in busy and 0.25 < busy[other.pid]["cpu_share"] < 1.1, during
+    assert experiment.pid not in busy, during
+    assert during["samples"] >= 5 and during["seconds"] >= 2.0 and during["load_average_max"] is not None
+    environment = {"machine": {"cpu_count": os.cpu_count()}, "machine_state": {"during": during}}
+    assert any("during the runs, python" in w and f"(pid {other.pid}) used" in w and "on average" in w
+               for w in warnings_for(environment)), warnings_for(environment)
 
 
 def test_an_unsteady_governor_swap_and_load_are_warned_about() -> None:

@@ -54,6 +54,8 @@ def test_every_output_is_written_with_the_right_counts(smoke: tuple[Path, str]) 
     asyncio = environment["downloaders"]["asyncio"]
     assert asyncio["distribution"] == "pulp-sync" and asyncio["requires"]["aiohttp"], "the plugin and its libraries"
     assert environment["machine_state"]["before"]["load_average"] and environment["machine_state"]["after"]["at"]
+    during = environment["machine_state"]["during"]
+    assert during["samples"] >= 1 and during["seconds"] > 0 and isinstance(during["busiest"], list), during
     assert environment["state_filesystem"]["type"], "the filesystem the runs' store is on"
     assert document["manifests"]["100"]["files"] == 100
     for cell in document["statistics"]["cells"]:
