@@ -120,12 +120,13 @@ def _children_by_parent() -> Callable[[int], list[int]]:
 
 @dataclass(frozen=True)
 class ProcessStat:
-    """What /proc/<pid>/stat says of one process: its command name, its parent and the CPU it used
-    (utime + stime, in clock ticks)."""
+    """What /proc/<pid>/stat says of one process: its command name, its parent, the CPU it used (utime +
+    stime) and when it started (which tells a reused pid from the process that had it), in clock ticks."""
 
     name: str
     parent: int
     cpu_ticks: int
+    started: int
 
 
 def process_stats() -> dict[int, ProcessStat]:
@@ -139,7 +140,7 @@ def process_stats() -> dict[int, ProcessStat]:
             text = Path(f"/proc/{entry}/stat").read_text()
             fields = text[text.rindex(")") + 2:].split()
             found[int(entry)] = ProcessStat(text[text.index("(") + 1:text.rindex(")")], int(fields[1]),
-                                            int(fields[11]) + int(fields[12]))
+                                            int(fields[11]) + int(fields[12]), int(fields[19]))
         except (OSError, IndexError, ValueError):
             continue
     return found

@@ -64,7 +64,9 @@ class Watch:
     between two readings is not seen; one that lived across a reading is counted in full.
 
     `summary()` is results.json's `machine_state.during`: the busiest other processes as a share of one
-    CPU over the whole watch, the services the runs use (_SERVICES) likewise, the highest load and swap."""
+    CPU over the whole watch, the services the runs use (_SERVICES) likewise by name (all of PostgreSQL's
+    backends together; those of connections that lived between two readings are not seen), the highest
+    load and swap."""
 
     def __init__(self, root: int | None = None, interval: float = defaults.MACHINE_WATCH_SECONDS) -> None:
         self._root = os.getpid() if root is None else root
@@ -72,7 +74,9 @@ class Watch:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="machine-watch", daemon=True)
         self._last: dict[int, ProcessStat] = {}
-        self._used: Counter[tuple[int, str]] = Counter()
+        self._used: Counter[tuple[int, int]] = Counter()
+        """CPU ticks used by each other process, by (pid, start time): a reused pid is another process."""
+        self._names: dict[tuple[int, int], str] = {}
         self._loads: list[float] = []
         self._swap: list[float] = []
         self._started = 0.0
@@ -92,15 +96,22 @@ class Watch:
 
     def summary(self) -> dict[str, Any]:
         ticks = os.sysconf("SC_CLK_TCK") * max(self._seconds, 1e-9)
-        shares = [{"pid": pid, "name": name, "cpu_share": round(used / ticks, 3)}
-                  for (pid, name), used in self._used.most_common() if used > 0]
+        others = [{"pid": key[0], "name": self._names[key], "cpu_share": round(used / ticks, 3)}
+                  for key, used in self._used.most_common() if used > 0 and self._names[key] not in _SERVICES]
+        services: Counter[str] = Counter()
+        processes: Counter[str] = Counter()
+        for key, used in self._used.items():
+            if self._names[key] in _SERVICES:
+                services[self._names[key]] += used
+                processes[self._names[key]] += 1
         return {
             "seconds": round(self._seconds, 1),
             "samples": len(self._loads),
             "load_average_max": max(self._loads, default=None),
             "swap_used_mb": max(self._swap, default=0.0),
-            "busiest": [share for share in shares if share["name"] not in _SERVICES][:_BUSIEST],
-            "services": [share for share in shares if share["name"] in _SERVICES],
+            "busiest": others[:_BUSIEST],
+            "services": [{"name": name, "processes": processes[name], "cpu_share": round(used / ticks, 3)}
+                         for name, used in services.most_common()],
         }
 
     def _watch(self) -> None:
@@ -114,8 +125,9 @@ class Watch:
             if pid in own:
                 continue
             before = self._last.get(pid)
-            same = before is not None and before.name == stat.name and before.cpu_ticks <= stat.cpu_ticks
-            self._used[(pid, stat.name)] += stat.cpu_ticks - (before.cpu_ticks if same else 0)
+            key = (pid, stat.started)
+            self._used[key] += stat.cpu_ticks - (before.cpu_ticks if before and before.started == stat.started else 0)
+            self._names[key] = stat.name
         self._last = now
         self._loads.append(os.getloadavg()[0])
         self._swap.append(_swap_used_mb())
