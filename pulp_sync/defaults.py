@@ -35,3 +35,7 @@ alive, and a stuck one does not hold the queue for ever."""
 WORKER_TTL: float = 30
 """Seconds a worker's heartbeat lasts (PULP_SYNC_WORKER_TTL), as pulpcore's WORKER_TTL: it is renewed every
 third of that, and the other workers fail the tasks of one whose heartbeat lapsed (worker._Heartbeat)."""
+
+SECRET_KEY_FILE: str = "secret_key"
+"""The file under PULP_SYNC_HOME that keeps the Django SECRET_KEY made on the first start, when
+PULP_SYNC_SECRET_KEY is not set (settings._secret_key)."""

@@ -22,11 +22,16 @@ CLI). Everything is read from the environment once, when Django starts:
   comma-separated networks and host names (downloaders/addresses.py); an empty DENY denies nothing.
 - `PULP_SYNC_ALLOWED_HOSTS` (default `localhost,127.0.0.1,[::1]`): the host names the REST API
   answers to, comma-separated (Django's ALLOWED_HOSTS; `*` for any).
+- `PULP_SYNC_SECRET_KEY` (default: a random key made on the first start into `secret_key` under
+  PULP_SYNC_HOME, readable by its owner only): Django's SECRET_KEY, which API sessions (`login/`) are
+  checked with. API hosts behind one address must share it (each host's PULP_SYNC_HOME makes its own), or
+  a session from one host's `login/` is refused by the others; basic and token auth work regardless.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -103,6 +108,48 @@ def _address_policy() -> AddressPolicy:
         raise ConfigurationError(f"PULP_SYNC_REMOTE_{which.upper()}: {why}") from error
 
 
+def _secret_key(home: Path) -> str:
+    """PULP_SYNC_SECRET_KEY, else the key kept in `home`, made there on the first start. Django checks
+    sessions with it, so it must be secret, and the same from one start to the next (a new key logs
+    every session out)."""
+    given = os.environ.get("PULP_SYNC_SECRET_KEY")
+    if given:
+        return given
+    path = home / defaults.SECRET_KEY_FILE
+    try:
+        if not path.exists():
+            _make_secret_key(path)
+        key = path.read_text(encoding="utf-8").strip()
+    except OSError as error:
+        raise ConfigurationError(
+            f"PULP_SYNC_HOME={home}: cannot keep the secret key in {path.name} ({error.strerror or error}): "
+            "give a directory pulp-sync may write, or set PULP_SYNC_SECRET_KEY"
+        ) from error
+    if not key:
+        raise ConfigurationError(f"{path} is empty: delete it (a new key is made), or set PULP_SYNC_SECRET_KEY")
+    return key
+
+
+def _make_secret_key(path: Path) -> None:
+    """Write a random key to `path`, readable by its owner alone. It is written to a file of its own and
+    hard-linked into place, so `path` appears whole or not at all: processes starting together (the API's
+    workers, a worker, the CLI) never read half a key, and all keep the first one linked."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(secrets.token_urlsafe(50) + "\n")
+            file.flush()
+            os.fsync(file.fileno())  # never an empty key file after a power cut
+        try:
+            os.link(partial, path)
+        except FileExistsError:
+            pass  # another process linked its key first: that one is everybody's
+    finally:
+        partial.unlink()
+
+
 def _redis_url() -> str:
     url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
     if urlsplit(url).scheme not in _REDIS_SCHEMES:
@@ -152,26 +199,36 @@ DATABASES = {"default": _database()}
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.auth",
+    "django.contrib.sessions",
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
     "pulp_sync.apps.PulpSyncConfig",
 ]
-SECRET_KEY = os.environ.get("PULP_SYNC_SECRET_KEY", "pulp-sync-has-no-sessions-yet")
+SECRET_KEY = _secret_key(PULP_SYNC_HOME)  # after every check above: a setting refused makes no file
 USE_TZ = True
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 ALLOWED_HOSTS = os.environ.get("PULP_SYNC_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]").split(",")
-MIDDLEWARE = ["django.middleware.security.SecurityMiddleware"]
+# Sessions for Pulp's `login/` (pulp_sync/api/pulp/login.py), in Django's order. DRF's views are exempt
+# from CsrfViewMiddleware's check (DRF's SessionAuthentication makes it, on session-authenticated unsafe
+# requests only); the middleware is what sets the `csrftoken` cookie a login rotates.
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+]
 ROOT_URLCONF = "pulp_sync.api.urls"
 
 # The REST API (pulp_sync/api/): JSON only, every endpoint but the schema needs a user (basic or
-# token auth), Pulp's limit/offset pagination.
+# token auth, or the session of a `login/`), Pulp's limit/offset pagination.
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.BasicAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],

@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularJSONAPIView
 from rest_framework.routers import SimpleRouter
 
 from pulp_sync.api.pulp import views
+from pulp_sync.api.pulp.login import LoginView
 from pulp_sync.api.pulp.schema import SCHEMA_SETTINGS, PulpSchemaGenerator
 
 __all__ = ["urlpatterns"]
@@ -27,6 +28,7 @@ endpoints = [
     path("pulp/api/v3/", include(router.urls)),
     path("pulp/api/v3/orphans/cleanup/", views.OrphansCleanupView.as_view(), name="pulp-orphans-cleanup"),
     path("pulp/api/v3/status/", views.StatusView.as_view(), name="pulp-status"),
+    path("pulp/api/v3/login/", LoginView.as_view(), name="pulp-login"),
 ]
 """The endpoints the OpenAPI document describes."""
 
