@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
@@ -80,9 +81,9 @@ class PulpServer:
     worker_pids: tuple[int, ...]
     state_dir: Path
 
-    @property
+    @cached_property
     def api(self) -> PulpApi:
-        """Its REST API, as the superuser."""
+        """Its REST API, as the superuser: one client, so that it logs in once."""
         return PulpApi(self.base_url, self.username, self.password)
 
 

@@ -53,6 +53,7 @@ def test_pulpcore_syncs_a_file_repository_and_stops(tmp_path: Path) -> None:
     tree = write_tree(tmp_path / "tree")
     with serve_in_background(tree) as remote_server, running_pulpcore(tmp_path / "state") as server:
         status = server.api.call("GET", "status/")
+        assert server.api.session, "the driver logged in: no password hashed for every poll"
         assert {"core", "file"} <= {component["component"] for component in status["versions"]}
         assert any(worker["name"].startswith(f"{server.worker_pids[0]}@") for worker in status["online_workers"])
 
@@ -66,7 +67,9 @@ def test_pulpcore_syncs_a_file_repository_and_stops(tmp_path: Path) -> None:
         with pytest.raises(PulpApiError, match="400"):
             server.api.call("POST", "repositories/file/file/", {"name": name})  # names are unique
 
+        server.api.call("DELETE", "login/")  # the session ends: the next call logs in again
         reset(server.api, name, TASK_SECONDS)
+        assert server.api.session
         assert stored(server.state_dir) == [], "the reset leaves no artifact of the last sync"
         assert server.api.named("repositories/file/file/", name) is None
 
