@@ -88,14 +88,27 @@ else
   fi
   [ -n "$api_password" ] || { echo "perftest.sh: api_url needs api_user and api_password" >&2; exit 2; }
 
+  # Log in once (Pulp's login/) and call by session: basic auth on every poll would make the server hash
+  # the password each time (Django's PBKDF2, ~0.2 s of its CPU), slowing the sync being timed. A server
+  # without login/ is called with basic auth throughout.
+  jar="$(mktemp)"
+  logs+=("$jar")  # removed with the logs when the script ends
+  auth=(-u "$api_user:$api_password")
+  if curl --silent --fail -X POST -u "$api_user:$api_password" -c "$jar" "${api_url%/}/pulp/api/v3/login/" >/dev/null \
+    && grep -q sessionid "$jar"; then
+    auth=(-b "$jar")
+  fi
   # call METHOD HREF [JSON]: the API's answer to a request (HREF under /pulp/api/v3/, or a pulp_href);
   # an HTTP error stops the script, showing the answer.
   call() {
-    local body=() href="$2"
+    local body=() href="$2" csrf=()
     [[ $href == /pulp/* ]] || href="/pulp/api/v3/$href"
     if [ $# -ge 3 ]; then body=(-H 'Content-Type: application/json' --data "$3"); fi
+    if [ "${auth[0]}" = -b ] && [ "$1" != GET ]; then
+      csrf=(-H "X-CSRFToken: $(awk '$6 == "csrftoken" { print $7 }' "$jar")")
+    fi
     local answer
-    answer="$(curl --silent --show-error --fail-with-body -X "$1" "${api_url%/}$href" -u "$api_user:$api_password" \
+    answer="$(curl --silent --show-error --fail-with-body -X "$1" "${api_url%/}$href" "${auth[@]}" "${csrf[@]}" \
       "${body[@]}")" || { echo "perftest.sh: $1 $href: $answer" >&2; return 1; }
     echo "$answer"
   }
