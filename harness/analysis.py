@@ -299,6 +299,30 @@ def _blind_spot(pair: Pair) -> str:
             + (f"; about {resolve} runs would resolve {defaults.RESOLVE:.0%}" if resolve else ""))
 
 
+def _carryover(runs: Sequence[RunRecord], manifest: str, variant: str) -> str:
+    """What ran earlier in a round, when it splits the cell: the alternating order puts a variant's runs
+    after different sets of variants, and when every run after one set is slower than every run after the
+    other, by CARRYOVER_RATIO or more at the medians, the earlier variants the slow runs alone followed
+    left something behind (a warm server, a busy disk, a long cleanup). Pairing by round keeps the
+    comparisons fair, but the cell's spread is the order's, not the variant's. "" when no split shows."""
+    groups: dict[frozenset[str], list[float]] = {}
+    for run in runs:
+        if run.manifest == manifest and run.variant == variant and run.counted and run.sync_seconds is not None:
+            before = frozenset(r.variant for r in runs if r.manifest == manifest and r.round == run.round
+                               and r.position < run.position)
+            groups.setdefault(before, []).append(run.sync_seconds)
+    if len(groups) != 2 or min(map(len, groups.values())) < 2:
+        return ""
+    (fast_before, fast), (slow_before, slow) = sorted(groups.items(), key=lambda item: float(np.median(item[1])))
+    ratio = float(np.median(slow) / np.median(fast))
+    if min(slow) <= max(fast) or ratio < defaults.CARRYOVER_RATIO:
+        return ""
+    suspects = ", ".join(sorted(slow_before - fast_before)) or "nothing else"
+    return (f"its runs that came after {suspects} in their round took {ratio:.1f}x as long as its others "
+            f"({min(slow):.3g}-{max(slow):.3g} s against {min(fast):.3g}-{max(fast):.3g} s): what ran before "
+            "them left something behind; pairing by round keeps the comparisons fair, but this spread is the order's")
+
+
 def _warnings(analysis: Analysis, runs: Sequence[RunRecord]) -> list[str]:
     warnings = []
     for cell in analysis.cells:
@@ -312,6 +336,9 @@ def _warnings(analysis: Analysis, runs: Sequence[RunRecord]) -> list[str]:
                 f"{label}: stddev is {cell.time.cv:.0%} of the mean (above {defaults.HIGH_CV:.0%}); "
                 "the machine or network was noisy, consider more runs"
             )
+        carryover = _carryover(runs, cell.manifest, cell.variant)
+        if carryover:
+            warnings.append(f"{label}: {carryover}")
         if cell.time.outliers:
             rounds = [r.round for r in _counted(runs, cell.manifest, cell.variant)]
             flagged = ", ".join(str(rounds[i]) for i in cell.time.outliers)

@@ -26,6 +26,7 @@ __all__ = [
     "CALIBRATION_SCALE",
     "CALIBRATION_PROFILE",
     "HIGH_CV",
+    "CARRYOVER_RATIO",
     "OUTLIER_Z",
     "OUTLIER_MIN_RUNS",
     "SWEEP_SETTING",
@@ -38,6 +39,7 @@ __all__ = [
     "TRASH_MIN_FREE",
     "PULP_SYNC_COMMAND",
     "REPOSITORY",
+    "MACHINE_WATCH_SECONDS",
 ]
 
 RUNS = 10
@@ -83,6 +85,9 @@ CALIBRATION_PROFILE = "wan"
 """Without a spec, `bench calibrate` measures the main job's conditions (./manytests.sh: scale 0.05, wan)."""
 HIGH_CV = 0.10
 """A cell whose stddev is above this fraction of its mean gets a warning: too noisy to trust."""
+CARRYOVER_RATIO = 1.25
+"""A cell's runs that came after some variants in their round, all slower than its others and their median this
+many times theirs, get a warning: something those variants left behind slowed the next runs (analysis._carryover)."""
 OUTLIER_Z = 10.0
 """Modified Z-score (Iglewicz & Hoaglin 1993) above which a run is flagged. They label 3.5 "potential
 outliers"; hyperfine warns only beyond 14.826 MADs from the median, which is a score of 10, because

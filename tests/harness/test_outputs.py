@@ -115,3 +115,30 @@ def test_render_makes_plots_summary_and_a_report(tmp_path: Path, results: Result
     assert "asyncio ran 1.30" in text and "Error: boom" in text
     summary = (tmp_path / "summary.md").read_text()
     assert "## Mean sync time (s)" in summary and "| 100 | 100 | 10.0 | 1.000 | 1.300 |" in summary
+
+
+def _rounds(times: dict[str, tuple[float, float]], rounds: int = 6) -> Results:
+    """Variants in spec order on odd rounds and reversed on even ones, as harness.schedule plans them;
+    `times` gives each variant's time in (odd, even) rounds, with a little jitter."""
+    names = list(times)
+    spec = Experiment(name="order", variants=tuple(Variant(name, "asyncio") for name in names), manifests=("100",),
+                      runs=rounds, warmup=0, baseline=names[0])
+    runs = []
+    for round_ in range(1, rounds + 1):
+        order = names if round_ % 2 else names[::-1]
+        for position, name in enumerate(order, start=1):
+            seconds = times[name][0 if round_ % 2 else 1] * (1 + 0.01 * (round_ % 3))
+            runs.append(make_run(name, seconds, round_, "100", position=position))
+    return Results(experiment=spec, runs=runs, manifests={"100": {"files": 100, "bytes": 10_000_000}})
+
+
+def test_a_variant_slowed_by_what_ran_before_it_in_its_round_is_named() -> None:
+    results = _rounds({"heavy": (30.0, 30.0), "after": (6.0, 2.6), "steady": (3.0, 3.0)})
+    warnings = analyse(results.experiment, results.runs).warnings
+    (found,) = [w for w in warnings if "came after" in w]
+    assert found.startswith("100 x after: its runs that came after heavy in their round took 2.3x as long"), found
+
+
+def test_no_carryover_is_claimed_for_an_even_spread() -> None:
+    results = _rounds({"first": (3.0, 3.05), "second": (3.1, 3.0), "third": (2.9, 3.0)})
+    assert not [w for w in analyse(results.experiment, results.runs).warnings if "came after" in w]
