@@ -162,11 +162,11 @@ PULP_SYNC_ARTIFACTS = PULP_SYNC_HOME / "artifacts"
 PULP_SYNC_FSYNC = os.environ.get("PULP_SYNC_FSYNC", "") == "1"
 PULP_SYNC_MAX_MANIFEST_BYTES = _positive_bytes("PULP_SYNC_MAX_MANIFEST_BYTES", 64 * 1024 * 1024)
 PULP_SYNC_ADDRESS_POLICY = _address_policy()
+"""Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
 PULP_SYNC_REPOSITORY_WAIT = _seconds("PULP_SYNC_REPOSITORY_WAIT", defaults.REPOSITORY_WAIT)
 """How long a sync waits for another sync of its repository to finish before it gives up."""
 PULP_SYNC_WORKER_TTL = _seconds("PULP_SYNC_WORKER_TTL", defaults.WORKER_TTL, positive=True)
 """How long a worker's heartbeat lasts; the other workers fail the tasks of a worker whose heartbeat lapsed."""
-"""Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
 REDIS_URL = _redis_url()
 PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE", "")
 
