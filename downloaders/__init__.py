@@ -9,7 +9,8 @@ kept stable for plugins (docs/plugins.md):
   engine and nothing else: `BaseDownloader` with `Handoff` and `FetchCancelled` (a thread of its
   own and the bounded hand-off to the consumer), `BodyWriter` (stream to a temp file, verify size
   and sha256, never leave a partial file), `RetryPolicy` with `DownloadJob` (a request's attempts
-  so far, and the outcome to report), `RateLimiter`, `parse_retry_after`, `request_headers`,
+  so far, and the outcome to report), `RateLimiter`, `parse_retry_after`, `request_headers` and
+  `first_hop_headers` (basic auth as a header of the first hop),
   `build_ssl_context` (certificates and keys given as files or as PEM text, `is_pem`), `check_url`,
   `Redirects` with `redirect_location` (redirects followed hop by hop: each checked against the
   address policy, credentials and configured headers kept to the remote's origin), and
@@ -37,7 +38,7 @@ from downloaders.errors import (
     UnsupportedURL,
     VerificationError,
 )
-from downloaders.headers import request_headers
+from downloaders.headers import first_hop_headers, request_headers
 from downloaders.redirects import Redirects, origin, redirect_location
 from downloaders.registry import ENTRY_POINT_GROUP, UnknownDownloader, available, load
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
@@ -69,6 +70,7 @@ __all__ = [
     "UnsupportedURL",
     "VerificationError",
     "request_headers",
+    "first_hop_headers",
     "Redirects",
     "origin",
     "redirect_location",

@@ -7,7 +7,6 @@ to the addresses the remote-address policy allows (`_PolicyResolver`, `downloade
 from __future__ import annotations
 
 import asyncio
-import base64
 import socket
 import ssl
 from collections import deque
@@ -35,7 +34,7 @@ from downloaders.errors import (
     VerificationError,
     quoted,
 )
-from downloaders.headers import request_headers
+from downloaders.headers import first_hop_headers
 from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.offload import HashingThread
@@ -61,7 +60,7 @@ class AsyncioDownloader(BaseDownloader):
         super().__init__(settings)
         # aiohttp's own default context is made at import; a bad certificate fails here, not in a fetch
         self._ssl: ssl.SSLContext | bool = True if trusts_system_defaults(settings) else build_ssl_context(settings)
-        self._headers = {**request_headers(settings, self.name), **self._authorization()}
+        self._headers = first_hop_headers(settings, self.name)
 
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
         asyncio.run(self._main(requests, temp_dir, handoff))
@@ -181,15 +180,6 @@ class AsyncioDownloader(BaseDownloader):
             raise DownloadConnectionError(url, f"malformed response: {quoted(error.message)}") from error
         except (aiohttp.ClientError, OSError) as error:
             raise DownloadConnectionError(url, f"connection failed: {quoted(error) or type(error).__name__}") from error
-
-    def _authorization(self) -> dict[str, str]:
-        """The remote's basic auth as a header of the first hop, which `Redirects` drops on a hop to
-        another origin; not as aiohttp's `auth`, which a session applies to every request."""
-        settings = self.settings
-        if not settings.username:
-            return {}
-        credentials = f"{settings.username}:{settings.password or ''}".encode()
-        return {hdrs.AUTHORIZATION: "Basic " + base64.b64encode(credentials).decode("ascii")}
 
     def _proxy_arguments(self) -> dict[str, object]:
         settings = self.settings

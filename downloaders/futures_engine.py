@@ -55,7 +55,7 @@ from downloaders.errors import (
     VerificationError,
     quoted,
 )
-from downloaders.headers import request_headers
+from downloaders.headers import first_hop_headers
 from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.settings import DownloaderSettings
@@ -239,9 +239,7 @@ def _pool_manager(settings: DownloaderSettings, engine: str, ssl_context: ssl.SS
     Its `headers` are a first hop's, which `Redirects` starts from; each request passes its hop's own.
     """
     timeout = urllib3.Timeout(connect=settings.shortest_connect_timeout, read=settings.sock_read_timeout)
-    headers = request_headers(settings, engine)
-    if settings.username:
-        headers.update(urllib3.make_headers(basic_auth=f"{settings.username}:{settings.password or ''}"))
+    headers = first_hop_headers(settings, engine)
     common = {
         "num_pools": 16,
         "maxsize": settings.download_concurrency,

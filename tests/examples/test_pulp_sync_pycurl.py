@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pycurl
 
-from downloaders import DownloaderSettings
+from downloaders import DownloaderSettings, first_hop_headers
 from pulp_sync_pycurl import downloader
-from pulp_sync_pycurl.downloader import curl_options, first_hop_headers
+from pulp_sync_pycurl.downloader import curl_options
 
 
 def test_the_defaults_verify_tls_ignore_proxy_variables_and_send_our_headers() -> None:

@@ -18,7 +18,6 @@ name (httpx has no hook for the addresses a name resolves to, so those are not c
 from __future__ import annotations
 
 import asyncio
-import base64
 import ssl
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -50,9 +49,9 @@ from downloaders import (
     build_ssl_context,
     deadline_seconds,
     deadline_timeout,
+    first_hop_headers,
     parse_retry_after,
     redirect_location,
-    request_headers,
 )
 
 __all__ = ["HttpxDownloader", "client_timeout"]
@@ -86,7 +85,7 @@ class HttpxDownloader(BaseDownloader):
     def __init__(self, settings: DownloaderSettings) -> None:
         super().__init__(settings)
         self._ssl = build_ssl_context(settings)  # a certificate that cannot be loaded is refused here
-        self._headers = {**request_headers(settings, self.name), **_authorization(settings)}
+        self._headers = first_hop_headers(settings, self.name)
 
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
         try:
@@ -202,15 +201,6 @@ async def _response(client: httpx.AsyncClient, chain: Redirects) -> httpx.Respon
             return response
         await response.aclose()  # not read: a redirect's body may never end
         chain.follow(location)
-
-
-def _authorization(settings: DownloaderSettings) -> dict[str, str]:
-    """Basic auth as a header of the first hop, which `Redirects` drops on a hop to another origin; not as
-    httpx's `auth`, which a client sends wherever it is asked to."""
-    if not settings.username:
-        return {}
-    credentials = f"{settings.username}:{settings.password or ''}".encode()
-    return {"Authorization": "Basic " + base64.b64encode(credentials).decode("ascii")}
 
 
 def _proxy(settings: DownloaderSettings) -> httpx.Proxy | None:

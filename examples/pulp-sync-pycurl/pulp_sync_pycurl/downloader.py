@@ -20,7 +20,6 @@ address policy by its host's name (the addresses a name resolves to are not chec
 
 from __future__ import annotations
 
-import base64
 import heapq
 import itertools
 import math
@@ -55,13 +54,13 @@ from downloaders import (
     build_ssl_context,
     deadline_seconds,
     deadline_timeout,
+    first_hop_headers,
     is_pem,
     parse_retry_after,
     redirect_location,
-    request_headers,
 )
 
-__all__ = ["CurlDownloader", "curl_options", "first_hop_headers"]
+__all__ = ["CurlDownloader", "curl_options"]
 
 WINDOW_FACTOR = 2
 """Jobs alive at once (in flight, backing off or waiting for the consumer), per connection."""
@@ -145,17 +144,6 @@ def curl_options(settings: DownloaderSettings) -> dict[int, object]:
         elif given is not None:
             options[file] = str(given)
     return options
-
-
-def first_hop_headers(settings: DownloaderSettings, engine: str) -> dict[str, str]:
-    """The common headers, the configured ones and basic auth: a request's first hop sends them all, and
-    `Redirects` drops the private ones on a hop to another origin. Basic auth is a header, not libcurl's
-    USERPWD, which libcurl would send to whatever URL the next hop is."""
-    headers = request_headers(settings, engine)
-    if settings.username:
-        credentials = f"{settings.username}:{settings.password or ''}".encode()
-        headers["Authorization"] = "Basic " + base64.b64encode(credentials).decode("ascii")
-    return headers
 
 
 _Ended = tuple[DownloadJob, tuple[Path, str, int] | DownloadError]
