@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-__all__ = ["ChildRun", "HighWater", "ProcessStat", "run_child", "descendants", "process_stats", "stop_groups"]
+__all__ = ["ChildRun", "HighWater", "ProcessStat", "run_child", "last_words", "descendants", "process_stats",
+           "stop_groups"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,13 @@ class ChildRun:
     peak_rss_mb: float
     voluntary_switches: int
     involuntary_switches: int
+
+
+def last_words(stderr: str, returncode: int) -> str:
+    """What a failed child said last (its last line on stderr), or its exit status when it said nothing:
+    the reason an error message quotes."""
+    lines = stderr.strip().splitlines()
+    return lines[-1] if lines else f"exit status {returncode}"
 
 
 def run_child(
@@ -82,16 +90,20 @@ class HighWater:
         return (self.kib or usage.ru_maxrss) / 1024
 
 
-def descendants(pid: int) -> list[int]:
-    """The processes below `pid` (children, theirs, ...), as /proc lists them now."""
-    return _tree(pid)[1:]
+def descendants(pid: int, stats: Mapping[int, ProcessStat] | None = None) -> list[int]:
+    """The processes below `pid` (children, theirs, ...), as /proc lists them now, or as `stats` (a
+    process_stats() its caller has already read) list them."""
+    return _tree(pid, stats)[1:]
 
 
-def _tree(pid: int) -> list[int]:
-    """`pid` and its descendants, from /proc/<pid>/task/<tid>/children where the kernel has those files
-    (CONFIG_PROC_CHILDREN; cheap enough to sample every few milliseconds), else from every process's
-    parent in /proc/<pid>/stat."""
-    children = _children_files if _HAS_CHILDREN_FILES else _children_by_parent()
+def _tree(pid: int, stats: Mapping[int, ProcessStat] | None = None) -> list[int]:
+    """`pid` and its descendants: by each process's parent in `stats` when given; else from
+    /proc/<pid>/task/<tid>/children where the kernel has those files (CONFIG_PROC_CHILDREN; cheap enough
+    to sample every few milliseconds), or from every process's parent in /proc/<pid>/stat."""
+    if stats is not None:
+        children = _children_by_parent(stats)
+    else:
+        children = _children_files if _HAS_CHILDREN_FILES else _children_by_parent(process_stats())
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
@@ -111,9 +123,9 @@ def _children_files(pid: int) -> list[int]:
     return found
 
 
-def _children_by_parent() -> Callable[[int], list[int]]:
+def _children_by_parent(stats: Mapping[int, ProcessStat]) -> Callable[[int], list[int]]:
     by_parent: dict[int, list[int]] = {}
-    for pid, process in process_stats().items():
+    for pid, process in stats.items():
         by_parent.setdefault(process.parent, []).append(pid)
     return lambda pid: by_parent.get(pid, [])
 

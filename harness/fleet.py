@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from harness import defaults, pulpcli
-from harness.child import ChildRun, run_child
+from harness.child import ChildRun, last_words, run_child
 from harness.sample import parse_sample, sample_manifest
 from harness.site import ManifestSource
 from harness.spec import Experiment, Variant
@@ -213,7 +213,7 @@ def read_fleet(children: tuple[ChildRun, ...], env: Mapping[str, str], command: 
     try:
         tasks = tuple(FleetTask.from_dict(task) for task in json.loads(listed.stdout) if task["repository"] in names)
     except (ValueError, KeyError, TypeError):
-        said = (listed.stderr.strip().splitlines() or [f"exit status {listed.returncode}"])[-1]
+        said = last_words(listed.stderr, listed.returncode)
         return Fleet(children, (), f"the run's tasks could not be read (`pulp-sync tasks --json`: {said})")
     return Fleet(children, tasks, None)
 

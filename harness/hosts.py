@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
+from harness.child import last_words
 from harness.errors import HarnessError
 
 __all__ = ["HostsFailed", "SCRIPT", "SERVICE_ADDRESS", "LOOPBACK", "MAX_HOSTS", "bring_up", "on_host", "on_bridge"]
@@ -44,7 +45,7 @@ def bring_up(count: int) -> None:
     except subprocess.TimeoutExpired as error:
         raise HostsFailed(f"`{SCRIPT} up {count}` did not finish within {_UP_SECONDS:g} s") from error
     if done.returncode != 0:
-        said = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        said = last_words(done.stderr, done.returncode)
         raise HostsFailed(f"`{SCRIPT} up {count}` failed ({said}); it needs root (network namespaces, "
                           "`ip netns`) and Redis and PostgreSQL on this machine")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from harness import defaults
-from harness.child import ProcessStat, process_stats
+from harness.child import ProcessStat, descendants, process_stats
 from harness.errors import HarnessError
 
 __all__ = ["snapshot", "Watch", "installed_packages", "filesystem_of", "warnings_for", "state_lock",
@@ -120,7 +120,7 @@ class Watch:
 
     def _read(self) -> None:
         now = process_stats()
-        own = _tree_in(now, self._root)
+        own = {self._root, *descendants(self._root, now)}
         for pid, stat in now.items():
             if pid in own:
                 continue
@@ -131,19 +131,6 @@ class Watch:
         self._last = now
         self._loads.append(os.getloadavg()[0])
         self._swap.append(_swap_used_mb())
-
-
-def _tree_in(stats: dict[int, ProcessStat], root: int) -> set[int]:
-    """`root` and its descendants among `stats`, by each process's parent."""
-    children: dict[int, list[int]] = {}
-    for pid, stat in stats.items():
-        children.setdefault(stat.parent, []).append(pid)
-    found, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        found.add(pid)
-        todo.extend(children.get(pid, ()))
-    return found
 
 
 def installed_packages() -> dict[str, str]:

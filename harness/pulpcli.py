@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from harness import defaults
-from harness.child import ChildRun, run_child
+from harness.child import ChildRun, last_words, run_child
 from harness.databases import database_url
 from harness.workers import QUEUE
 from harness.errors import HarnessError
@@ -54,7 +54,7 @@ def reset(env: dict[str, str], command: Sequence[str] = defaults.PULP_SYNC_COMMA
     """`pulp-sync reset --yes`: fresh schema, empty store (the seed's pclean + rm of the artifacts)."""
     done = run_child([*command, "reset", "--yes"], env=env, timeout=_RESET_TIMEOUT)
     if done.returncode != 0:
-        said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit status {done.returncode}"
+        said = last_words(done.stderr, done.returncode)
         raise ResetFailed(
             f"`pulp-sync reset --yes` failed ({said}) with PULP_SYNC_HOME={env.get('PULP_SYNC_HOME')}; "
             "fix it, then continue with `--resume`"
