@@ -306,8 +306,8 @@ def _carryover(runs: Sequence[RunRecord], manifest: str, variant: str) -> str:
     left something behind (a warm server, a busy disk, a long cleanup). Pairing by round keeps the
     comparisons fair, but the cell's spread is the order's, not the variant's. "" when no split shows."""
     groups: dict[frozenset[str], list[float]] = {}
-    for run in runs:
-        if run.manifest == manifest and run.variant == variant and run.counted and run.sync_seconds is not None:
+    for run in _counted(runs, manifest, variant):
+        if run.sync_seconds is not None:
             before = frozenset(r.variant for r in runs if r.manifest == manifest and r.round == run.round
                                and r.position < run.position)
             groups.setdefault(before, []).append(run.sync_seconds)

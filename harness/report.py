@@ -17,7 +17,6 @@ from typing import Sequence
 from harness import calibration, summary
 from harness.analysis import Analysis, Pair
 from harness.outputs import perf_data_name, save_run_outputs
-from harness.machine import warnings_for
 from harness.plots import plot_experiment, plot_sweep
 from harness.records import RUN_FIELDS
 from harness.results import Results, atomic_write_text, load_results
@@ -68,7 +67,7 @@ def _html(folder: Path, results: Results, analysis: Analysis, plots: Sequence[st
         + "".join(f"<br>{escape(line)}" for line in summary.source_lines(results)),
         description=escape(spec.description),
         headline=_headline(results, analysis),
-        warnings=_box("warnings", "Warnings", [*analysis.warnings, *warnings_for(results.environment)]),
+        warnings=_box("warnings", "Warnings", summary.all_warnings(results, analysis)),
         mean_table=_table(*summary.matrix(results, analysis, "mean")),
         stdev_table=_table(*summary.matrix(results, analysis, "stdev")),
         cell_table=_table(summary.TIME_HEADER, summary.time_rows(analysis)),

@@ -41,6 +41,7 @@ __all__ = [
     "summary_markdown",
     "print_summary",
     "overhead_line",
+    "all_warnings",
 ]
 
 TIME_HEADER = ("manifest", "variant", "n", "mean ± σ (s)", "95% CI (s)", "min … max (s)", "MB/s (geo. mean)",
@@ -225,11 +226,17 @@ def summary_markdown(results: Results, analysis: Analysis) -> str:
         lines += ["", f"## Recommended {setting_label(spec.sweep_setting)}", ""]
         lines += [*markdown_table(SWEEP_HEADER, sweep_rows(picks)), ""]
         lines += [f"- {recommendation_sentence(pick)}" for pick in picks]
-    warnings = [*analysis.warnings, *warnings_for(results.environment)]
+    warnings = all_warnings(results, analysis)
     if warnings:
         lines += ["", "## Warnings", "", *(f"- {warning}" for warning in warnings)]
     lines += ["", "## Harness overhead", "", overhead_line(analysis), ""]
     return "\n".join(lines)
+
+
+def all_warnings(results: Results, analysis: Analysis) -> list[str]:
+    """What the figures should be read with: the runs' own warnings (harness.analysis), then the machine's
+    (harness.machine.warnings_for)."""
+    return [*analysis.warnings, *warnings_for(results.environment)]
 
 
 def print_summary(console: Console, results: Results, analysis: Analysis) -> None:
@@ -248,7 +255,7 @@ def print_summary(console: Console, results: Results, analysis: Analysis) -> Non
     for line in [*average_sentence(analysis, spec.baseline_variant.name), *peer_sentences(analysis),
                  *sweep_sentences(spec, analysis)]:
         console.print(line)
-    for warning in [*analysis.warnings, *warnings_for(results.environment)]:
+    for warning in all_warnings(results, analysis):
         console.print(f"[yellow]Warning:[/yellow] {warning}")
 
 
