@@ -30,6 +30,7 @@ from downloaders import (
     TLSConfigurationError,
 )
 from fixtures.server import RunningServer
+from pulp_manifest import file_url, parse_manifest
 
 __all__ = [
     "FAST_BACKOFF",
@@ -136,13 +137,11 @@ def read_requests(root: Path, base_url: str, manifest: str = "PULP_MANIFEST") ->
 
     relative_path is the path as the manifest lists it, relative to the manifest's folder.
     """
-    folder = str(Path(manifest).parent)
-    prefix = "" if folder == "." else folder + "/"
-    requests = []
-    for line in (root / manifest).read_text().splitlines():
-        path, digest, size = line.split(",")
-        requests.append(DownloadRequest(f"{base_url}{prefix}{path}", path, digest, int(size)))
-    return requests
+    manifest_url = base_url + manifest
+    return [
+        DownloadRequest(file_url(manifest_url, entry.relative_path), entry.relative_path, entry.sha256, entry.size)
+        for entry in parse_manifest(root / manifest)
+    ]
 
 
 def request_for(url: str, body: bytes) -> DownloadRequest:

@@ -28,10 +28,9 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
-from urllib.parse import quote, urljoin
 
 from harness.child import ChildRun, run_child
-from harness.site import ManifestEntry, read_manifest
+from pulp_manifest import ManifestEntry, file_url, parse_manifest
 
 __all__ = ["PLACEHOLDERS", "CommandInputs", "placeholders_of", "program_of", "write_inputs", "run_command", "check_output"]
 
@@ -71,11 +70,11 @@ def program_of(template: str) -> str:
 
 def write_inputs(manifest_file: Path, manifest_url: str, folder: Path) -> CommandInputs:
     """Write the URL list, the curl config and the aria2c inputs for one manifest served at `manifest_url`."""
-    entries = tuple(read_manifest(manifest_file))
+    entries = tuple(parse_manifest(manifest_file))
     folder.mkdir(parents=True, exist_ok=True)
     inputs = CommandInputs(folder, entries)
     paths = inputs.paths()
-    urls = [urljoin(manifest_url, quote(entry.relative_path)) for entry in entries]
+    urls = [file_url(manifest_url, entry.relative_path) for entry in entries]
     paths["urls_file"].write_text("".join(f"{url}\n" for url in urls))
     paths["curl_config"].write_text(
         "".join(f'url = "{url}"\noutput = "{_escaped(e.relative_path)}"\n' for url, e in zip(urls, entries))

@@ -6,11 +6,8 @@ stratified sampling (Cochran, "Sampling Techniques", 3rd ed., 1977, ch. 5, "Stra
 sampling", with proportional allocation): sort the files by size, cut them into strata of
 neighbouring sizes, and draw from each stratum a share of the sample equal to its share of the
 files. The draw is seeded, and depends only on the manifest's set of lines, not on their order, so
-a sample can be named in results.json ("10%", seed 0) and drawn again.
-
-`pulp_sync.manifest` (the one place the format is parsed) is imported only by `sample_manifest`:
-importing `pulp_sync` loads part of Django, which `parse_sample`, as a command-line check, does
-not need.
+a sample can be named in results.json ("10%", seed 0) and drawn again. The sample is read and
+written with `pulp_manifest`, the one home of the format.
 """
 
 from __future__ import annotations
@@ -20,12 +17,10 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from harness.errors import HarnessError
-
-if TYPE_CHECKING:
-    from pulp_sync.manifest import ManifestEntry
+from pulp_manifest import ManifestEntry, parse_manifest, write_manifest
 
 __all__ = [
     "STRATA",
@@ -34,7 +29,6 @@ __all__ = [
     "SampleFacts",
     "parse_sample",
     "choose",
-    "write_manifest",
     "sample_manifest",
 ]
 
@@ -166,18 +160,9 @@ def _allocate(wanted: int, counts: Sequence[int], rng: random.Random) -> list[in
     return shares
 
 
-def write_manifest(entries: Iterable[ManifestEntry], path: Path) -> None:
-    """Write `entries` as a PULP_MANIFEST (`relative_path,sha256,size` lines), in the order given."""
-    body = "".join(f"{entry.relative_path},{entry.sha256},{entry.size}\n" for entry in entries)
-    with path.open("w", encoding="utf-8", newline="\n") as out:
-        out.write(body)
-
-
 def sample_manifest(source: Path, size: SampleSize, out: Path, seed: int = 0) -> SampleFacts:
     """Read the manifest `source`, write the sample of `size` drawn with `seed` to `out`, and say
     how much of it the sample holds. A bad line of `source` raises ManifestError, naming it."""
-    from pulp_sync.manifest import parse_manifest
-
     entries = list(parse_manifest(source))
     chosen = choose(entries, size, seed)
     write_manifest(chosen, out)

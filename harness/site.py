@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from harness.hosts import SERVICE_ADDRESS
 from harness.spec import Experiment, SpecError, Variant, manifest_path
+from pulp_manifest import parse_manifest
 
 if TYPE_CHECKING:
     from harness.commands import CommandInputs
 
-__all__ = ["FixtureSite", "ManifestEntry", "ManifestSource", "resolve_profile", "check_site", "prepare_tree",
-           "prepare_sources", "read_manifest"]
+__all__ = ["FixtureSite", "ManifestSource", "resolve_profile", "check_site", "prepare_tree", "prepare_sources"]
 
 
 def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -160,7 +160,7 @@ def _sampled(experiment: Experiment, manifest: str, whole: Path, where: Path, fa
 
 
 def _totals(manifest: Path) -> dict[str, int]:
-    entries = read_manifest(manifest)
+    entries = list(parse_manifest(manifest))
     return {"files": len(entries), "bytes": sum(entry.size for entry in entries)}
 
 
@@ -168,29 +168,6 @@ def _public(url: str) -> str:
     from harness.remote import public_url
 
     return public_url(url)
-
-
-@dataclass(frozen=True)
-class ManifestEntry:
-    """One line of a fixture manifest."""
-
-    relative_path: str
-    sha256: str
-    size: int
-
-
-def read_manifest(path: Path) -> list[ManifestEntry]:
-    """The lines `relative_path,sha256,size` of one of the fixture tree's own manifests."""
-    entries = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            relative_path, digest, size = line.rsplit(",", 2)
-            entries.append(ManifestEntry(relative_path, digest, int(size)))
-        except ValueError as error:
-            raise SpecError(f"{path} line {number}: not `relative_path,sha256,size`: {line!r}") from error
-    return entries
 
 
 class FixtureSite:

@@ -10,7 +10,6 @@ thread: the downloader reads its requests from a spool file in the sync's worksp
 
 from __future__ import annotations
 
-import functools
 import logging
 import shutil
 import statistics
@@ -19,7 +18,6 @@ from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
-from urllib.parse import quote, urljoin
 
 from django.conf import settings
 from django.db import transaction
@@ -34,16 +32,16 @@ from downloaders import (
     DownloadResult,
     UnknownDownloader,
 )
+from pulp_manifest import ManifestError, file_url, parse_manifest
 from pulp_sync import locks
 from pulp_sync.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.database import retried
-from pulp_sync.manifest import ManifestError, parse_manifest
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink
 from pulp_sync.store import ArtifactStore, artifact_store
 
-__all__ = ["SyncError", "SyncReport", "sync_repository", "file_url"]
+__all__ = ["SyncError", "SyncReport", "sync_repository"]
 
 _LOOKUP_BATCH = 1000
 """Manifest lines per database lookup while planning and while building the version."""
@@ -222,20 +220,6 @@ def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:
     except locks.LockTimeout as error:
         raise SyncError(f"another sync of repository {repository.name} still runs after {wait:g} s; nothing was "
                         "changed: sync again once it ends, or raise PULP_SYNC_REPOSITORY_WAIT", error) from error
-
-
-def file_url(manifest_url: str, relative_path: str) -> str:
-    """Where a manifest's file is: its quoted path under the manifest's directory URL.
-
-    For a path parse_manifest accepted (relative, no empty, '.' or '..' segment) joining is
-    appending, so the URL join is done once per manifest URL rather than once per file.
-    """
-    return _directory_url(manifest_url) + quote(relative_path)
-
-
-@functools.lru_cache(maxsize=16)
-def _directory_url(manifest_url: str) -> str:
-    return urljoin(manifest_url, ".")
 
 
 def _downloader(remote: Remote) -> tuple[Downloader, int]:

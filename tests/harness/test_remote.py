@@ -21,7 +21,7 @@ from aiohttp import web
 
 from fixtures.server import make_app
 from harness.remote import manifest_label, public_url
-from harness.site import read_manifest
+from pulp_manifest import parse_manifest
 from tests.harness.helpers import write_spec
 from tests.servers import self_signed_certificate, serve_app
 
@@ -268,7 +268,7 @@ downloader = "futures"
     done = bench("run", str(tmp_path / "tiny.toml"), "--out", str(tmp_path / "out"),
                  "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    whole = sum(entry.size for entry in read_manifest(tiny_tree / "PULP_MANIFEST_500"))
+    whole = sum(entry.size for entry in parse_manifest(tiny_tree / "PULP_MANIFEST_500"))
     document = json.loads((tmp_path / "out" / "results.json").read_text())
     facts = document["manifests"]["500"]
     assert facts["sample"]["size"] == "10%" and facts["sample"]["files"] == 500 and facts["files"] == 50

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from harness.errors import HarnessError
-from harness.sample import SampleError, choose, parse_sample, sample_manifest, write_manifest
-from pulp_sync.manifest import ManifestEntry, parse_manifest
+from harness.sample import SampleError, choose, parse_sample, sample_manifest
+from pulp_manifest import ManifestEntry, parse_manifest
 
 
 @pytest.fixture(scope="module")
@@ -141,14 +141,3 @@ def test_bad_sizes_are_one_line_saying_what_is_accepted(text: str) -> None:
     assert "\n" not in message and repr(text) in message
     assert "percentage above 0% and at most 100% (e.g. 10%)" in message
     assert "number of files of at least 1 (e.g. 500)" in message
-
-
-def test_write_manifest_writes_the_format_parse_manifest_reads(tmp_path: Path) -> None:
-    entries = list(parse_manifest(skewed_lines(tiny=3, huge=2)))
-    out = tmp_path / "PULP_MANIFEST"
-
-    write_manifest(entries, out)
-
-    assert out.read_text() == "".join(skewed_lines(tiny=3, huge=2))
-    assert list(parse_manifest(out)) == entries
-

@@ -35,10 +35,10 @@ from downloaders import (
     UnsupportedURL,
 )
 from fixtures.server import make_app
-from pulp_sync.manifest import MAX_LINE_BYTES, ManifestError, parse_manifest
+from pulp_manifest import MAX_LINE_BYTES, ManifestError, file_url, parse_manifest
 from pulp_sync.models import Artifact, Remote, Repository, RepositoryVersion
 from pulp_sync.store import ArtifactStore, artifact_store
-from pulp_sync.sync import SyncError, file_url, sync_repository
+from pulp_sync.sync import SyncError, sync_repository
 from pulp_sync.verify import verify_store
 from tests.pulp_sync.conftest import ENGINES, manifest_line, write_repository
 from tests.pulp_sync.test_cli import invoke

@@ -1,4 +1,4 @@
-"""PULP_MANIFEST: one `relative_path,sha256,size` per line, parsed lazily and checked line by line.
+"""Reading a PULP_MANIFEST: one `relative_path,sha256,size` per line, parsed lazily, checked line by line.
 
 A manifest comes from a remote nobody here controls, so every field is validated before it can
 name a file, a URL or a row: a path cannot climb out of the repository (`..`, absolute, drive
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
-__all__ = ["ManifestEntry", "ManifestError", "parse_manifest", "MAX_PATH_LENGTH", "MAX_LINE_BYTES"]
+__all__ = ["ManifestEntry", "ManifestError", "parse_manifest", "path_problem", "MAX_PATH_LENGTH", "MAX_LINE_BYTES"]
 
 MAX_PATH_LENGTH = 1024
 """Longest relative path accepted, in characters (the FileContent column's length)."""
@@ -113,18 +113,22 @@ def _parse_line(number: int, text: str) -> ManifestEntry:
 
 def _check_path(number: int, path: str) -> None:
     """A path that stays inside the repository on any OS, and that a URL and a column can hold."""
-    problem = _path_problem(path)
+    problem = path_problem(path)
     if problem:
         raise ManifestError(number, f"relative path {_shown(path)} {problem}")
 
 
-def _path_problem(path: str) -> str | None:
+def path_problem(path: str) -> str | None:
+    """What makes `path` unfit for a manifest line (None if nothing): the rules every reader and
+    writer of the format share. A comma is one: the line has exactly three comma-separated fields."""
     if not path:
         return "is empty"
     if len(path) > MAX_PATH_LENGTH:
         return f"is longer than {MAX_PATH_LENGTH} characters"
     if _CONTROL.search(path):
         return "contains a control character"
+    if "," in path:
+        return "contains a comma, which separates a line's fields"
     if "\\" in path:
         return "contains a backslash; separate directories with '/'"
     if path.startswith("/") or _DRIVE.match(path):
