@@ -9,7 +9,7 @@ setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
-    packages=find_packages(include=["pulp_manifest*", "downloaders*", "fixtures*", "conformance*", "pulp_sync*", "harness*"]),
+    packages=find_packages(include=["pulp_base*", "downloaders*", "fixtures*", "conformance*", "pulp_sync*", "harness*"]),
     include_package_data=True,
     package_data={
         "fixtures": ["*.conf.template"],

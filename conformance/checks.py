@@ -30,7 +30,7 @@ from downloaders import (
     TLSConfigurationError,
 )
 from fixtures.server import RunningServer
-from pulp_manifest import file_url, parse_manifest
+from pulp_base.manifest import file_url, parse_manifest
 
 __all__ = [
     "FAST_BACKOFF",

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Mapping
 
 from harness.child import ChildRun, run_child
-from pulp_manifest import ManifestEntry, file_url, parse_manifest
+from pulp_base.manifest import ManifestEntry, file_url, parse_manifest
 
 __all__ = ["PLACEHOLDERS", "CommandInputs", "placeholders_of", "program_of", "write_inputs", "run_command", "check_output"]
 

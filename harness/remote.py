@@ -20,7 +20,7 @@ from downloaders import DownloadFailure, DownloaderSettings, DownloadRequest, lo
 from downloaders.settings import remote_setting
 from harness.errors import HarnessError
 from harness.spec import SpecError, is_reference
-from pulp_manifest import ManifestError, parse_manifest
+from pulp_base.manifest import ManifestError, parse_manifest
 
 __all__ = [
     "RemoteError",
@@ -147,7 +147,7 @@ def check_manifest(url: str, downloader: str, settings: Mapping[str, Any], folde
     """Fetch the manifest at `url` once, with `downloader` and the resolved `settings`, into `folder`, and
     parse every line; its path. RemoteError naming the URL (without secrets) and the cause otherwise.
 
-    The manifest is read with pulp_manifest, the one parser of the format."""
+    The manifest is read with pulp_base.manifest, the one parser of the format."""
     shown = public_url(url)
     try:
         engine = load(downloader)(DownloaderSettings.from_mapping(settings))

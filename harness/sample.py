@@ -7,7 +7,7 @@ sampling", with proportional allocation): sort the files by size, cut them into 
 neighbouring sizes, and draw from each stratum a share of the sample equal to its share of the
 files. The draw is seeded, and depends only on the manifest's set of lines, not on their order, so
 a sample can be named in results.json ("10%", seed 0) and drawn again. The sample is read and
-written with `pulp_manifest`, the one home of the format.
+written with `pulp_base.manifest`, the one home of the format.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from harness.errors import HarnessError
-from pulp_manifest import ManifestEntry, parse_manifest, write_manifest
+from pulp_base.manifest import ManifestEntry, parse_manifest, write_manifest
 
 __all__ = [
     "STRATA",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from harness.hosts import SERVICE_ADDRESS
 from harness.spec import Experiment, SpecError, Variant, manifest_path
-from pulp_manifest import parse_manifest
+from pulp_base.manifest import parse_manifest
 
 if TYPE_CHECKING:
     from harness.commands import CommandInputs

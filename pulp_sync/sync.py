@@ -32,7 +32,7 @@ from downloaders import (
     DownloadResult,
     UnknownDownloader,
 )
-from pulp_manifest import ManifestError, file_url, parse_manifest
+from pulp_base.manifest import ManifestError, file_url, parse_manifest
 from pulp_sync import locks
 from pulp_sync.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.database import retried

@@ -195,7 +195,7 @@ def _content(repository: Any) -> set[tuple[str, str]]:
 
 def _listed(manifest: Path) -> set[tuple[str, str]]:
     """The (relative path, sha256) pairs a manifest lists."""
-    from pulp_manifest import parse_manifest
+    from pulp_base.manifest import parse_manifest
 
     return {(entry.relative_path, entry.sha256) for entry in parse_manifest(manifest)}
 

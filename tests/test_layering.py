@@ -1,7 +1,7 @@
 """The data flow of DESIGN.md, enforced: lower layers import nothing from the layers above them.
 
-pulp_manifest, the format, is the ground floor: it imports nothing of ours, and every other package
-may import it (the fixture generator writes manifests with it)."""
+pulp_base is the ground floor (the manifest format, starting servers): it imports nothing else of ours,
+and every other package may import it (the fixture generator writes manifests with it)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,15 @@ import sys
 
 import pytest
 
-OURS = ("pulp_manifest", "downloaders", "fixtures", "conformance", "pulp_sync", "harness")
+OURS = ("pulp_base", "downloaders", "fixtures", "conformance", "pulp_sync", "harness")
 FORBIDDEN = {
-    "pulp_manifest": ("django", *OURS[1:]),
+    "pulp_base": ("django", *OURS[1:]),
     "downloaders": ("django", "pulp_sync", "harness", "fixtures"),
     "fixtures": ("django", "pulp_sync", "harness", "downloaders"),
     "conformance": ("django", "pulp_sync", "harness"),
 }
 MODULES = {
-    "pulp_manifest": ["pulp_manifest", "pulp_manifest.parse", "pulp_manifest.write", "pulp_manifest.urls"],
+    "pulp_base": ["pulp_base", "pulp_base.manifest", "pulp_base.manifest.parse", "pulp_base.manifest.write", "pulp_base.manifest.urls"],
     "downloaders": ["downloaders", "downloaders.asyncio_engine", "downloaders.futures_engine"],
     "fixtures": ["fixtures", "fixtures.generate", "fixtures.server", "fixtures.faults", "fixtures.nginx", "fixtures.cli"],
     "conformance": [

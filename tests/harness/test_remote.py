@@ -21,7 +21,7 @@ from aiohttp import web
 
 from fixtures.server import make_app
 from harness.remote import manifest_label, public_url
-from pulp_manifest import parse_manifest
+from pulp_base.manifest import parse_manifest
 from tests.harness.helpers import write_spec
 from tests.servers import self_signed_certificate, serve_app
 

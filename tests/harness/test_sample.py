@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.sample import SampleError, choose, parse_sample, sample_manifest
-from pulp_manifest import ManifestEntry, parse_manifest
+from pulp_base.manifest import ManifestEntry, parse_manifest
 
 
 @pytest.fixture(scope="module")

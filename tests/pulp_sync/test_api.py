@@ -29,7 +29,7 @@ from redis import Redis
 from rq import Queue
 
 from downloaders import available
-from pulp_manifest import parse_manifest
+from pulp_base.manifest import parse_manifest
 from tests.databases import throwaway_database
 from tests.pulp_sync.conftest import manifest_line
 from tests.pulp_sync.test_api_users import KEY, NOT_PEM

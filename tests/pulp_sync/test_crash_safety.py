@@ -26,7 +26,7 @@ from rq.job import Job
 
 from fixtures import NetworkProfile
 from fixtures.server import serve_in_background
-from pulp_manifest import parse_manifest
+from pulp_base.manifest import parse_manifest
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
 from pulp_sync.store import artifact_store
 from pulp_sync.sync import SyncError, sync_repository

@@ -35,7 +35,7 @@ from downloaders import (
     UnsupportedURL,
 )
 from fixtures.server import make_app
-from pulp_manifest import MAX_LINE_BYTES, ManifestError, file_url, parse_manifest
+from pulp_base.manifest import MAX_LINE_BYTES, ManifestError, file_url, parse_manifest
 from pulp_sync.models import Artifact, Remote, Repository, RepositoryVersion
 from pulp_sync.store import ArtifactStore, artifact_store
 from pulp_sync.sync import SyncError, sync_repository

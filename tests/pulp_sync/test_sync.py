@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from downloaders import HttpStatusError
-from pulp_manifest import ManifestError, parse_manifest
+from pulp_base.manifest import ManifestError, parse_manifest
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion
 from pulp_sync.store import artifact_store
 from pulp_sync.sync import SyncError, sync_repository

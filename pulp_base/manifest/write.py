@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Protocol
 
-from pulp_manifest.parse import ManifestError, path_problem
+from pulp_base.manifest.parse import ManifestError, path_problem
 
 __all__ = ["Listed", "format_line", "manifest_text", "write_manifest"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pulp_manifest import ManifestEntry, ManifestError, format_line, parse_manifest, write_manifest
+from pulp_base.manifest import ManifestEntry, ManifestError, format_line, parse_manifest, write_manifest
 
 DIGEST = "ab" * 32
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pulp_manifest import directory_url, file_url
+from pulp_base.manifest import directory_url, file_url
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Iterator
 
 import pytest
 
-from pulp_manifest import ManifestEntry, ManifestError, parse_manifest
+from pulp_base.manifest import ManifestEntry, ManifestError, parse_manifest
 
 DIGEST = "ab" * 32
 GOOD = f"a.iso,{DIGEST},5"
