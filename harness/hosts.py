@@ -2,12 +2,14 @@
 
 scripts/hosts.sh makes each host a network namespace on a bridge, with its own address and host name;
 the services a worker needs (PostgreSQL, Redis, the fixture server) are reached at the bridge's own
-address, SERVICE_ADDRESS, as a second machine reaches them over its network. The hosts share this
-machine's filesystem, so the artifact store and the manifest files are at the same path on every host,
-as an NFS mount or a shared volume gives them to real ones (docs/scale-out.md).
+address, SERVICE_ADDRESS, as a second machine reaches them over its network (this machine's PostgreSQL
+and Redis, left as they are on 127.0.0.1, through forwarders that hosts.sh starts there). The hosts share
+this machine's filesystem, so the artifact store and the manifest files are at the same path on every
+host, as an NFS mount or a shared volume gives them to real ones (docs/scale-out.md).
 
-The hosts are brought up before the first run and left up afterwards: they cost nothing while idle,
-and the next experiment (or `scripts/hosts.sh status`) finds them; `scripts/hosts.sh down` removes them.
+The hosts are brought up before the first run and left up afterwards, with their forwarders: they cost
+nothing while idle, and the next experiment (or `scripts/hosts.sh status`) finds them; `scripts/hosts.sh
+down` removes them.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ LOOPBACK = ("127.0.0.1", "localhost")
 MAX_HOSTS = 99
 """Most hosts scripts/hosts.sh makes (198.18.0.11 ... 198.18.0.109)."""
 _UP_SECONDS = 120.0
-"""`hosts.sh up` may restart PostgreSQL once, to make it listen on the bridge."""
+"""`hosts.sh up` may wait a minute for another run of it (another session's hosts), then make 99 hosts."""
 
 
 class HostsFailed(HarnessError, RuntimeError):
@@ -38,7 +40,7 @@ class HostsFailed(HarnessError, RuntimeError):
 
 
 def bring_up(count: int) -> None:
-    """Hosts 1..`count` up (idempotent, and cheap when they are), with Redis and PostgreSQL on the bridge."""
+    """Hosts 1..`count` up (idempotent, and cheap when they are), reaching Redis and PostgreSQL on the bridge."""
     try:
         done = subprocess.run(["bash", str(SCRIPT), "up", str(count)], stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=_UP_SECONDS)
@@ -47,7 +49,7 @@ def bring_up(count: int) -> None:
     if done.returncode != 0:
         said = last_words(done.stderr, done.returncode)
         raise HostsFailed(f"`{SCRIPT} up {count}` failed ({said}); it needs root (network namespaces, "
-                          "`ip netns`) and Redis and PostgreSQL on this machine")
+                          "`ip netns`, socat) and Redis and PostgreSQL on this machine")
 
 
 def on_host(host: int, arguments: Sequence[str]) -> list[str]:

@@ -3,18 +3,22 @@
 # bridge, each with its own address, interface and host name, reaching Redis, PostgreSQL and the
 # fixture server where a second machine would, on the bridge.
 #
-#   scripts/hosts.sh prepare        the bridge, and Redis and PostgreSQL listening on it (provision.sh)
+#   scripts/hosts.sh prepare        the bridge, and the forwarders of Redis and PostgreSQL on it
 #   scripts/hosts.sh up N           N hosts, 1..N (idempotent; hosts above N are removed)
 #   scripts/hosts.sh exec K CMD...  run CMD on host K: its network namespace and its own host name
 #   scripts/hosts.sh kill K         SIGKILL every process on host K, as if the machine went away
-#   scripts/hosts.sh down           remove every host and the bridge
-#   scripts/hosts.sh status         the hosts, their addresses and whether the services answer there
+#   scripts/hosts.sh down           remove every host, the forwarders and the bridge
+#   scripts/hosts.sh status         the forwarders, the hosts, their addresses and what they reach
 #
 # Addresses come from 198.18.0.0/15, the range RFC 2544 reserves for benchmarks, so no traffic
 # leaves the machine: the bridge (this machine's own side, the "service host") is 198.18.0.1/24,
-# host K is 198.18.0.(10+K). `up` makes Redis (at run time) and PostgreSQL (a conf.d file and a
-# pg_hba line, trusting 198.18.0.0/15 as 127.0.0.1 is trusted; restarted once if it did not listen
-# there yet) listen on 198.18.0.1 as well. MariaDB stays on 127.0.0.1 (docs/scale-out.md).
+# host K is 198.18.0.(10+K). The hosts reach this machine's Redis and PostgreSQL, which stay as they
+# are on 127.0.0.1, through forwarders (socat) that `prepare` and `up` start on 198.18.0.1 and `down`
+# stops: a host's connection arrives at the server from 127.0.0.1, as any local client's, so no
+# server is reconfigured or restarted (other clients use it). A port of 198.18.0.1 that something
+# else serves already (the server itself, made to listen there by an earlier version of this
+# script) is used as it is. PULP_SYNC_HOSTS_FORWARD lists the ports forwarded (default: 6379 5432);
+# MariaDB stays on 127.0.0.1 (docs/scale-out.md).
 # The hosts share this machine's filesystem, so the artifact store is at the same path on every
 # host, as an NFS mount or a shared volume gives it to real ones (docs/scale-out.md). Needs root.
 set -euo pipefail
@@ -22,7 +26,9 @@ set -euo pipefail
 BRIDGE=pulp-sync-br
 PREFIX=pulp-sync-host-
 SERVICE_ADDRESS=198.18.0.1
-NETWORK=198.18.0.0/15
+BRIDGE_NETWORK=198.18.0.0/24
+FORWARDED=${PULP_SYNC_HOSTS_FORWARD:-6379 5432}
+RUN_DIR=/run/pulp-sync-hosts  # the forwarders' pidfiles and logs; /run empties at boot, as they end
 
 say() { echo "hosts: $*" >&2; }
 fail() { say "$*"; exit 1; }
@@ -31,6 +37,14 @@ address_of() { echo "198.18.0.$((10 + $1))"; }
 namespace_of() { echo "$PREFIX$1"; }
 port_open_at() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 our_namespaces() { ip netns list | awk '{print $1}' | grep "^$PREFIX" || true; }
+
+# One run of this script at a time changes the hosts and the forwarders: two test sessions bringing
+# hosts up at once would otherwise both start a forwarder for a port, and one would fail.
+lock() {
+  as_root install -d -m 0755 "$RUN_DIR"
+  exec 9<"$RUN_DIR"
+  flock -w 60 9 || fail "another hosts.sh held $RUN_DIR for a minute"
+}
 
 bridge_up() {
   if ! ip link show "$BRIDGE" >/dev/null 2>&1; then
@@ -70,45 +84,82 @@ kill_namespace() {
   fi
 }
 
-# At run time (a Redis restart forgets it; `up` says it again). Redis without a password accepts only
-# loopback clients while in protected mode; it is turned off, which is safe only because Redis listens
-# on loopback and the bridge alone: a machine whose Redis listens anywhere else must set a password.
-redis_listens() {
-  local binds
-  binds=$(redis-cli -h 127.0.0.1 --raw CONFIG GET bind | sed -n 2p)
-  case " $binds " in *" $SERVICE_ADDRESS "*) ;; *)
-    redis-cli -h 127.0.0.1 CONFIG SET bind "$binds $SERVICE_ADDRESS" >/dev/null ;;
-  esac
-  case " $(redis-cli -h 127.0.0.1 --raw CONFIG GET bind | sed -n 2p) " in
-    *" $SERVICE_ADDRESS "*) ;; *) fail "Redis does not listen on $SERVICE_ADDRESS" ;;
-  esac
-  case " $binds " in *" 0.0.0.0 "*|*" * "*|*" ::* "*) fail "Redis listens on every address: set a password first" ;; esac
-  redis-cli -h 127.0.0.1 CONFIG SET protected-mode no >/dev/null
+pidfile_of() { echo "$RUN_DIR/forward-$1.pid"; }
+log_of() { echo "$RUN_DIR/forward-$1.log"; }
+
+# The pid of the live forwarder of port $1, or nothing. The pidfile is not enough: its process may
+# have died (a zombie has no command line either, where nothing reaps it) and its pid been reused.
+forwarder_pid() {
+  local pid
+  pid=$(cat "$(pidfile_of "$1")" 2>/dev/null) || return 0
+  if tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q "^socat TCP-LISTEN:$1,bind=$SERVICE_ADDRESS,"; then
+    echo "$pid"
+  fi
 }
 
-postgres_listens() {
-  local version conf hba
-  port_open_at "$SERVICE_ADDRESS" 5432 && return 0
-  version=$(find /etc/postgresql -mindepth 1 -maxdepth 1 -printf '%f\n' | sort -V | tail -n 1)
-  conf="/etc/postgresql/$version/main/conf.d/95-pulp-sync-hosts.conf"
-  hba="/etc/postgresql/$version/main/pg_hba.conf"
-  say "PostgreSQL: listening on $SERVICE_ADDRESS too, trusting $NETWORK ($conf, $hba); restarting it ..."
-  as_root install -d "$(dirname "$conf")"
-  echo "listen_addresses = '127.0.0.1,$SERVICE_ADDRESS'" | as_root tee "$conf" >/dev/null
-  grep -q "^host all all $NETWORK trust" "$hba" || as_root sed -i "1i host all all $NETWORK trust" "$hba"
-  if [ -d /run/systemd/system ]; then
-    as_root systemctl restart postgresql
-  else
-    as_root pg_ctlcluster --skip-systemctl-redirect "$version" main restart
+# Which process listens on port $1 where the bridge's clients reach it, as `ss` names it.
+listener_at() {
+  ss -Hltnp "sport = :$1" | awk -v here="$SERVICE_ADDRESS:$1" '$4 == here || $4 ~ /^(0\.0\.0\.0|\*|\[::\]):/' |
+    sed -n 's/.*users:(("\([^"]*\)".*/\1/p' | grep -m 1 . || echo "another process"
+}
+
+forwarder_up() {
+  local port=$1
+  [ -z "$(forwarder_pid "$port")" ] || return 0
+  if [ -e "$(pidfile_of "$port")" ]; then
+    say "the forwarder of port $port had died ($(forwarder_said "$port")); starting another"
+    as_root rm -f "$(pidfile_of "$port")"
   fi
-  for _ in $(seq 100); do port_open_at "$SERVICE_ADDRESS" 5432 && return 0; sleep 0.1; done
-  fail "PostgreSQL does not answer on $SERVICE_ADDRESS:5432 after its restart"
+  if port_open_at "$SERVICE_ADDRESS" "$port"; then
+    say "$SERVICE_ADDRESS:$port is served already, by $(listener_at "$port"):" \
+      "the hosts use it as it is (no forwarder)"
+    return 0
+  fi
+  forwarder_start "$port"
+}
+
+# socat, forking a process per connection, each connecting to 127.0.0.1. It accepts clients of the
+# bridge's network only (range=): the server trusts what arrives from 127.0.0.1, and 198.18.0.1, a
+# local address, could be routed here from outside. It runs in a session of its own, so that `down`
+# ends it with its connections and no signal to whatever ran this script reaches it, with its
+# output in its log rather than in the caller's pipes (which would then never close); it writes its
+# own pid, as sudo may stand between this shell and it; it does not keep the lock's descriptor.
+forwarder_start() {
+  local port=$1
+  # shellcheck disable=SC2016 # $0 ... $4 are the inner shell's
+  as_root setsid sh -c 'echo $$ >"$0" && exec socat "TCP-LISTEN:$2,bind=$3,fork,reuseaddr,range=$4" \
+    "TCP:127.0.0.1:$2" 2>"$1"' "$(pidfile_of "$port")" "$(log_of "$port")" "$port" "$SERVICE_ADDRESS" \
+    "$BRIDGE_NETWORK" </dev/null >/dev/null 2>&1 9<&- &
+  for _ in $(seq 50); do
+    sleep 0.1
+    if [ -n "$(forwarder_pid "$port")" ] && port_open_at "$SERVICE_ADDRESS" "$port"; then return 0; fi
+  done
+  fail "the forwarder of port $port did not listen on $SERVICE_ADDRESS within 5 s: $(forwarder_said "$port")"
+}
+
+forwarder_said() { as_root tail -n 1 "$(log_of "$1")" 2>/dev/null | grep . || echo "nothing in its log"; }
+
+forwarders_down() {
+  local pidfile port pid
+  for pidfile in "$RUN_DIR"/forward-*.pid; do
+    [ -e "$pidfile" ] || continue
+    port=${pidfile#"$RUN_DIR/forward-"}
+    port=${port%.pid}
+    pid=$(forwarder_pid "$port")
+    if [ -n "$pid" ]; then
+      as_root kill -TERM -- "-$pid" 2>/dev/null || true  # its session: it and its connections
+      # gone before `down` returns, so that an `up` just after finds the port free, not served
+      for _ in $(seq 50); do [ -n "$(forwarder_pid "$port")" ] || break; sleep 0.1; done
+      [ -z "$(forwarder_pid "$port")" ] || fail "the forwarder of port $port (pid $pid) outlived SIGTERM for 5 s"
+    fi
+    as_root rm -f "$pidfile" "$(log_of "$port")"
+  done
 }
 
 prepare() {
+  local port
   bridge_up
-  redis_listens
-  postgres_listens
+  for port in $FORWARDED; do forwarder_up "$port"; done
 }
 
 up() {
@@ -119,12 +170,13 @@ up() {
   for namespace in $(our_namespaces); do
     if [ "${namespace#"$PREFIX"}" -gt "$n" ]; then host_down "$namespace"; fi
   done
-  say "$n host(s) up: $(address_of 1)..$(address_of "$n"); services at $SERVICE_ADDRESS (Redis 6379, PostgreSQL 5432)"
+  say "$n host(s) up: $(address_of 1)..$(address_of "$n"); services at $SERVICE_ADDRESS (ports $FORWARDED)"
 }
 
 down() {
   local namespace
   for namespace in $(our_namespaces); do host_down "$namespace"; done
+  forwarders_down
   if ip link show "$BRIDGE" >/dev/null 2>&1; then as_root ip link delete "$BRIDGE"; fi
 }
 
@@ -138,20 +190,40 @@ run_on() {
   exec ip netns exec "$namespace" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$namespace" "$@"
 }
 
+# What serves each forwarded port of the bridge, then each host and whether it reaches those ports
+# (a forwarder accepts a connection even while its server is down: "up" is as far as the forwarder).
 status() {
-  local namespace k
+  local port namespace k
+  for port in $FORWARDED; do echo "$SERVICE_ADDRESS:$port $(served_by "$port")"; done
   for namespace in $(our_namespaces); do
     k=${namespace#"$PREFIX"}
-    printf '%s %s redis:%s postgresql:%s\n' "$namespace" "$(address_of "$k")" \
-      "$(ip netns exec "$namespace" bash -c "(exec 3<>/dev/tcp/$SERVICE_ADDRESS/6379) 2>/dev/null && echo up || echo down")" \
-      "$(ip netns exec "$namespace" bash -c "(exec 3<>/dev/tcp/$SERVICE_ADDRESS/5432) 2>/dev/null && echo up || echo down")"
+    printf '%s %s' "$namespace" "$(address_of "$k")"
+    for port in $FORWARDED; do
+      printf ' %s:%s' "$port" "$(ip netns exec "$namespace" bash -c \
+        "(exec 3<>/dev/tcp/$SERVICE_ADDRESS/$port) 2>/dev/null && echo up || echo down")"
+    done
+    echo
   done
 }
 
+served_by() {
+  local pid
+  pid=$(forwarder_pid "$1")
+  if [ -n "$pid" ]; then
+    echo "forwarder (pid $pid) to 127.0.0.1:$1"
+  elif [ -e "$(pidfile_of "$1")" ]; then
+    echo "forwarder dead: $(forwarder_said "$1")"
+  elif port_open_at "$SERVICE_ADDRESS" "$1"; then
+    echo "served by $(listener_at "$1") (no forwarder)"
+  else
+    echo "not served"
+  fi
+}
+
 case "${1:-}" in
-  prepare) prepare ;;
-  up) up "${2:-}" ;;
-  down) down ;;
+  prepare) lock; prepare ;;
+  up) lock; up "${2:-}" ;;
+  down) lock; down ;;
   exec) shift; run_on "$@" ;;
   kill) kill_namespace "$(namespace_of "${2:?usage: hosts.sh kill K}")" ;;
   status) status ;;

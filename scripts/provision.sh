@@ -10,17 +10,18 @@
 # the system steps go through sudo (or run directly as root).
 #
 # The servers are set up as a development machine's: PostgreSQL trusts TCP connections from
-# 127.0.0.1 as user postgres, MariaDB's root logs in from 127.0.0.1 with an empty password. Redis
-# and PostgreSQL also listen on 198.18.0.1, a bridge for the hosts of scripts/hosts.sh (network
-# namespaces in 198.18.0.0/15, the range for benchmarks), and PostgreSQL trusts that network too.
+# 127.0.0.1 as user postgres, MariaDB's root logs in from 127.0.0.1 with an empty password. The
+# hosts of scripts/hosts.sh (network namespaces on a bridge) reach Redis and PostgreSQL through
+# forwarders that the script starts when it makes them; no server is configured for them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3-dev and gcc build mysqlclient; git lets the harness record the commit it measured; aria2
 # is a peer in experiments/peers.toml; shellcheck lints the shell scripts in the tests; chromium and
-# its driver open the harness's report.html in a real browser (tests/harness/test_report_browser.py).
+# its driver open the harness's report.html in a real browser (tests/harness/test_report_browser.py);
+# socat forwards Redis and PostgreSQL to the hosts of scripts/hosts.sh.
 PACKAGES=(python3-venv python3-dev gcc git postgresql mariadb-server redis-server nginx-light libmariadb-dev
-  pkg-config ruby jq curl aria2 shellcheck chromium chromium-driver)
+  pkg-config ruby jq curl aria2 shellcheck chromium chromium-driver socat)
 DATABASE=pulp_sync
 SERVER_URLS=("postgres://postgres@127.0.0.1:5432/$DATABASE" "mysql://root@127.0.0.1:3306/$DATABASE")
 
@@ -96,6 +97,27 @@ trust_postgres_locally() {
   eventually "PostgreSQL still refuses user postgres from 127.0.0.1 (see $hba)" pg 'SELECT 1' >/dev/null
 }
 
+# An earlier scripts/hosts.sh made PostgreSQL listen on the hosts' bridge itself: a conf.d file, and a
+# line in pg_hba.conf trusting the bridge's network. Provision removes both and restarts nothing,
+# as other clients use the server; the file takes effect at the server's next restart, whoever
+# makes it (until then hosts.sh finds the bridge's port served, and uses it). The line, which a
+# mere reload would apply, goes only once the server no longer listens there, so that the hosts
+# are never refused by a server they still reach directly.
+forget_postgres_on_the_bridge() {
+  local main conf hba line='host all all 198.18.0.0/15 trust'
+  main="/etc/postgresql/$(postgres_version)/main"
+  conf="$main/conf.d/95-pulp-sync-hosts.conf"
+  hba="$main/pg_hba.conf"
+  if [ -e "$conf" ]; then
+    say "removing $conf (PostgreSQL listens on 198.18.0.1 until its next restart) ..."
+    as_root rm "$conf"
+  fi
+  if as_root grep -qx "$line" "$hba" && [[ $(pg 'SHOW listen_addresses') != *198.18.0.1* ]]; then
+    say "removing '$line' from $hba ..."
+    as_root sed -i "\\|^$line\$|d" "$hba"
+  fi
+}
+
 open_mariadb_root_locally() {
   maria 'SELECT 1' >/dev/null 2>&1 && return 0
   say "letting MariaDB's root in from 127.0.0.1 with an empty password ..."
@@ -132,8 +154,8 @@ migrate_all() {
 install_packages
 start_services
 trust_postgres_locally
+forget_postgres_on_the_bridge
 open_mariadb_root_locally
-bash scripts/hosts.sh prepare  # the bridge of scripts/hosts.sh, Redis and PostgreSQL listening on it
 create_databases
 # shellcheck source=scripts/bootstrap.sh
 source scripts/bootstrap.sh

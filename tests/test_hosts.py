@@ -1,23 +1,31 @@
 """Workers on two hosts (scripts/hosts.sh: network namespaces on a bridge, 198.18.0.0/15) syncing through
-Redis and PostgreSQL over the bridge, then one host lost with its workers mid-sync.
+Redis and PostgreSQL over the bridge, then one host lost with its workers mid-sync; and the machine's
+servers, which other clients use, left as they were by all of it.
 
 Everything a worker reaches, it reaches at 198.18.0.1 as a second machine would: Redis, PostgreSQL and
-the fixture server. Each host has its own host name, so no process can see another host's processes:
-the tasks of the lost host are failed by the other host's workers, through the heartbeats they keep in
-Redis (pulp_sync/worker.py), within two of their TTLs.
+the fixture server, the first two through forwarders that hosts.sh starts and stops (or directly, where
+an earlier hosts.sh made those servers listen on the bridge themselves). Each host has its own host
+name, so no process can see another host's processes: the tasks of the lost host are failed by the
+other host's workers, through the heartbeats they keep in Redis (pulp_sync/worker.py), within two of
+their TTLs.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+import psycopg
 import pytest
 from redis import Redis
 
@@ -46,16 +54,178 @@ print(json.dumps([{"repository": t.repository.name, "state": t.state, "worker": 
                   for t in Task.objects.select_related("repository").order_by("created")]))
 """
 """The tasks as the database holds them, read without reaping anything (`pulp-sync tasks` would reap)."""
+SERVER_CONTROLS = ("redis-cli", "psql", "systemctl", "service", "pg_ctlcluster", "pg_ctl")
+"""Commands that reconfigure or restart a server: hosts.sh runs none of them (other clients use the servers)."""
+_REACH = """
+import sys, psycopg, redis
+with psycopg.connect(host=sys.argv[1], user="postgres", dbname="postgres", connect_timeout=10) as connection:
+    print(connection.execute("SELECT host(inet_client_addr())").fetchone()[0])
+print(redis.Redis(host=sys.argv[1], socket_timeout=10).ping())
+"""
+"""Run on a host: where PostgreSQL sees it connect from, and whether Redis answers it."""
+
+
+def test_the_hosts_reach_the_servers_and_leave_them_as_they_were(tmp_path: Path) -> None:
+    """`prepare`, `up` and `down` with every server control command refused: PostgreSQL not restarted,
+    another client's open transaction alive, Redis's configuration unchanged, and the forwarders gone."""
+    env = _refusing_server_controls(tmp_path)
+    redis = Redis.from_url("redis://127.0.0.1:6379/0")
+    configured = (redis.config_get("bind"), redis.config_get("protected-mode"))
+    started = _server_says("SELECT pg_postmaster_start_time()")
+    with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres") as witness:
+        xid = witness.execute("SELECT txid_current()").fetchone()  # a transaction, left open throughout
+        try:
+            _without_controls(tmp_path, _hosts("prepare", env=env))
+            _without_controls(tmp_path, _hosts("up", "2", env=env))
+            forwarders = _forwarders(env)
+            for host in (1, 2):
+                client, pong = _run_on(host, [sys.executable, "-c", _REACH, SERVICES], env).split()
+                assert pong == "True"
+                # through a forwarder PostgreSQL sees a local client; else it serves the bridge itself
+                assert client == ("127.0.0.1" if forwarders[5432] else f"198.18.0.{10 + host}"), forwarders
+        finally:
+            down = _hosts("down", env=env)
+        _without_controls(tmp_path, down)
+        assert not any(_is_alive(pid, port) for port, pid in forwarders.items() if pid), forwarders
+        assert not any(_forwarders(env).values())
+
+        assert witness.execute("SELECT txid_current()").fetchone() == xid  # the same transaction, still open
+        assert _server_says("SELECT state FROM pg_stat_activity WHERE pid = %s",
+                            witness.info.backend_pid) == ("idle in transaction",)
+    assert _server_says("SELECT pg_postmaster_start_time()") == started
+    assert (redis.config_get("bind"), redis.config_get("protected-mode")) == configured
+
+
+def test_a_forwarder_that_dies_is_noticed_and_replaced_and_down_stops_it() -> None:
+    """A forwarder of a port of its own, an echo server's on 127.0.0.1: tested even on a machine whose
+    servers serve their ports of the bridge themselves (an earlier hosts.sh made them listen there)."""
+    with _echo_server() as (port, peers):
+        env = {**os.environ, "PULP_SYNC_HOSTS_FORWARD": str(port)}
+        try:
+            up = _hosts("up", "1", env=env)
+            assert up.returncode == 0, up.stderr
+            first = _forwarders(env)[port]
+            assert first and _echo_from_host(port, env) == "hello"
+            assert set(peers) == {"127.0.0.1"}  # the forwarder connects from loopback: the server trusts it as local
+            assert _echo_from_loopback(port) == b""  # so it serves the bridge's network only
+
+            os.kill(first, 9)
+            assert re.search(rf"{SERVICES}:{port} forwarder dead", _hosts("status", env=env).stdout)
+            again = _hosts("up", "1", env=env)
+            assert again.returncode == 0 and f"the forwarder of port {port} had died" in again.stderr
+            second = _forwarders(env)[port]
+            assert second and second != first and _echo_from_host(port, env) == "hello"
+        finally:
+            down = _hosts("down", env=env)
+        assert down.returncode == 0, down.stderr
+        assert not _is_alive(second, port) and _forwarders(env) == {port: None}
+        assert re.search(rf"{SERVICES}:{port} not served", _hosts("status", env=env).stdout)
+
+
+def _refusing_server_controls(tmp_path: Path) -> dict[str, str]:
+    """The environment, with every command of SERVER_CONTROLS one that logs its call and fails."""
+    controls = tmp_path / "controls"
+    controls.mkdir()
+    for name in SERVER_CONTROLS:
+        (controls / name).write_text(f'#!/bin/sh\necho "{name} $*" >>{tmp_path / "controls.log"}\nexit 1\n')
+        (controls / name).chmod(0o755)
+    return {**os.environ, "PATH": f"{controls}:{os.environ['PATH']}"}
+
+
+def _without_controls(tmp_path: Path, done: subprocess.CompletedProcess[str]) -> None:
+    """hosts.sh, `done`, succeeded without calling any of SERVER_CONTROLS (which would have failed)."""
+    log = tmp_path / "controls.log"
+    assert not log.exists(), f"{' '.join(done.args[1:])} ran {log.read_text()}"
+    assert done.returncode == 0, done.stderr
+
+
+def _hosts(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(HOSTS), *arguments], env=env, capture_output=True, text=True, timeout=120)
+
+
+def _run_on(host: int, command: list[str], env: dict[str, str]) -> str:
+    done = _hosts("exec", str(host), *command, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _forwarders(env: dict[str, str]) -> dict[int, int | None]:
+    """Each forwarded port of the bridge, with the pid of its forwarder, or None where there is none."""
+    status = _hosts("status", env=env)
+    assert status.returncode == 0, status.stderr
+    served = re.findall(rf"^{re.escape(SERVICES)}:(\d+) (.*)$", status.stdout, re.MULTILINE)
+    assert served, status.stdout
+    return {int(port): int(pid.group(1)) if (pid := re.match(r"forwarder \(pid (\d+)\)", what)) else None
+            for port, what in served}
+
+
+def _is_alive(pid: int, port: int) -> bool:
+    """Whether `pid` is still the forwarder of `port` (a zombie, or a reused pid, is not)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().startswith(f"socat\0TCP-LISTEN:{port},".encode())
+    except FileNotFoundError:
+        return False
+
+
+def _server_says(query: str, *parameters: Any) -> Any:
+    """The first row of `query` on the machine's PostgreSQL, asked on a connection of its own."""
+    with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres") as connection:
+        return connection.execute(query, parameters).fetchone()
+
+
+@contextmanager
+def _echo_server() -> Iterator[tuple[int, list[str]]]:
+    """A TCP echo server on 127.0.0.1, a free port, and the addresses of the peers it served so far."""
+    peers: list[str] = []
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, (peer, _) = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            peers.append(peer)
+            with connection:
+                connection.sendall(connection.recv(100))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1], peers
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (closing alone would not)
+        listener.close()
+        thread.join(timeout=10)
+
+
+def _echo_from_loopback(port: int) -> bytes:
+    """What the bridge's `port` answers a client of this machine that connects from 127.0.0.1."""
+    with socket.socket() as client:
+        client.settimeout(10)
+        client.bind(("127.0.0.1", 0))
+        client.connect((SERVICES, port))
+        try:
+            client.sendall(b"hello")
+            return client.recv(100)
+        except ConnectionError:  # refused before or while it was sent
+            return b""
+
+
+def _echo_from_host(port: int, env: dict[str, str]) -> str:
+    echo = (f"import socket; c = socket.create_connection(({SERVICES!r}, {port}), timeout=10); "
+            "c.sendall(b'hello'); print(c.recv(100).decode())")
+    return _run_on(1, [sys.executable, "-c", echo], env).strip()
 
 
 @pytest.fixture(scope="module")
 def hosts() -> Iterator[None]:
-    up = subprocess.run(["bash", str(HOSTS), "up", "2"], capture_output=True, text=True, timeout=120)
+    up = _hosts("up", "2")
     assert up.returncode == 0, up.stderr
     try:
         yield
     finally:
-        subprocess.run(["bash", str(HOSTS), "down"], capture_output=True, timeout=120)
+        _hosts("down")
 
 
 @pytest.fixture(scope="module")
