@@ -10,17 +10,15 @@ run (HighWater), which misses only growth in a process's last few milliseconds.
 from __future__ import annotations
 
 import os
-import signal
+import resource
 import subprocess
 import tempfile
 import time
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-__all__ = ["ChildRun", "HighWater", "ProcessStat", "run_child", "last_words", "descendants", "process_stats",
-           "stop_groups"]
+__all__ = ["ChildRun", "HighWater", "ProcessStat", "run_child", "last_words", "descendants", "process_stats"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ class HighWater:
         for process in _tree(pid):
             self.kib = max(self.kib, _vm_hwm_kib(process))
 
-    def peak_mb(self, usage: os.struct_rusage) -> float:
+    def peak_mb(self, usage: resource.struct_rusage) -> float:
         """The peak seen, in MB (MiB); a child too short-lived to be sampled falls back to `ru_maxrss`."""
         return (self.kib or usage.ru_maxrss) / 1024
 
@@ -174,7 +172,7 @@ def _vm_hwm_kib(pid: int) -> int:
 
 def _wait4(
     child: subprocess.Popen[bytes], timeout: float | None, high_water: HighWater
-) -> tuple[int, os.struct_rusage]:
+) -> tuple[int, resource.struct_rusage]:
     """Reap the child with wait4 (Popen.wait would lose its rusage), sampling its peak RSS until then;
     kill it past `timeout`."""
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -189,36 +187,3 @@ def _wait4(
             deadline = None
         time.sleep(0.01)
 
-
-def stop_groups(processes: Sequence[subprocess.Popen[bytes]], patience: float) -> None:
-    """Stop servers started each as the leader of its own process group (start_new_session): SIGTERM to
-    every group, SIGKILL to those left after `patience` seconds; returns once each leader is reaped and
-    its group is gone (or after another bounded wait, for a group whose reaper is slow)."""
-    for process in processes:
-        _signal_group(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + patience
-    for process in processes:
-        with suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=max(0.0, deadline - time.monotonic()))
-    for process in processes:
-        if process.poll() is None or _group_alive(process.pid):
-            _signal_group(process.pid, signal.SIGKILL)
-        process.wait()
-    deadline = time.monotonic() + patience
-    while any(_group_alive(process.pid) for process in processes) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
-def _signal_group(group: int, signum: int) -> None:
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signum)
-
-
-def _group_alive(group: int) -> bool:
-    try:
-        os.killpg(group, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

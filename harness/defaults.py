@@ -40,6 +40,13 @@ __all__ = [
     "PULP_SYNC_COMMAND",
     "REPOSITORY",
     "MACHINE_WATCH_SECONDS",
+    "PULP_SYNC_API_START_SECONDS",
+    "PULP_SYNC_API_STOP_SECONDS",
+    "PULPCORE_START_SECONDS",
+    "PULPCORE_STOP_SECONDS",
+    "PULPCORE_MANAGE_SECONDS",
+    "WORKERS_START_SECONDS",
+    "WORKERS_STOP_SECONDS",
 ]
 
 RUNS = 10
@@ -118,3 +125,21 @@ REPOSITORY = "bench"
 MACHINE_WATCH_SECONDS = 5.0
 """How often the machine's other processes are sampled while the runs go on (harness.machine.Watch):
 one pass over /proc, a few milliseconds, so often enough to see a process that ran for a few seconds."""
+
+# The servers the harness starts (pulp_base.servers): how long each may take to be ready, and how long
+# its process group gets between SIGTERM and SIGKILL.
+PULP_SYNC_API_START_SECONDS = 60.0
+"""Bound on `pulp-sync api` announcing its address: Django's start-up on a busy machine, with margin."""
+PULP_SYNC_API_STOP_SECONDS = 10.0
+"""How long gunicorn gets to stop its workers after SIGTERM before its process group is killed."""
+PULPCORE_START_SECONDS = 90.0
+"""Bound on pulpcore's API answering with its worker online: two Django start-ups and a worker heartbeat."""
+PULPCORE_STOP_SECONDS = 5.0
+"""How long pulpcore's API and worker get to stop after SIGTERM before their groups are killed: a worker
+in the middle of a task would otherwise wait for it."""
+PULPCORE_MANAGE_SECONDS = 600.0
+"""Bound on one `pulpcore-manager` command: a full migrate takes ~13 s here."""
+WORKERS_START_SECONDS = 30.0
+"""Bound on the RQ workers of a run all registering with Redis."""
+WORKERS_STOP_SECONDS = 30.0
+"""How long a worker gets to finish after SIGTERM (a warm shutdown waits for its job) before SIGKILL."""

@@ -21,9 +21,7 @@ import json
 import os
 import re
 import secrets
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -34,9 +32,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import IO, Any
 
-from harness.child import stop_groups
+from harness import defaults
 from harness.errors import HarnessError
 from harness.pulpapi import PulpApi
+from pulp_base import servers
 
 __all__ = ["PulpServer", "PulpcoreError", "default_venv", "running_pulpcore"]
 
@@ -54,12 +53,6 @@ _INSTALLED_STAMP = ".pulpcore-installed"
 _OWNER_PREFIX = "pulp-sync harness state "
 """Start of the database comment that names its owning state folder (see the module docstring)."""
 _STATUS_PATH = "/pulp/api/v3/status/"
-_START_SECONDS = 90.0
-"""Bound on the API answering with our worker online: ~5 s here, far more on a loaded machine."""
-_MANAGE_SECONDS = 600.0
-"""Bound on one `pulpcore-manager` command: a full migrate takes ~13 s here."""
-_STOP_SECONDS = 5.0
-"""Grace after SIGTERM before SIGKILL: a worker in the middle of a task would otherwise wait for it."""
 _LOG_LINES = 15
 """Lines of a log quoted in an error."""
 _API_WORKERS = 1
@@ -104,7 +97,7 @@ def running_pulpcore(state_dir: Path, venv: Path | None = None, database: str = 
     settings = configure(folder, database)
     env = _child_env(venv, settings)
     prepare_database(venv, env, folder, database, version)
-    port = _free_port()
+    port = servers.free_port()
     logs = folder / "logs"
     with open(logs / "api.log", "wb") as api_log, open(logs / "worker.log", "wb") as worker_log:
         api = _start([str(venv / "bin" / "pulpcore-api"), *_api_arguments(port)], env, folder, api_log)
@@ -116,10 +109,16 @@ def running_pulpcore(state_dir: Path, venv: Path | None = None, database: str = 
                 password=_read_secret(folder / "admin-password"), api_pid=api.pid, worker_pids=(worker.pid,),
                 state_dir=folder,
             )
-            _wait_until_up(server, {"pulpcore-api": api, "pulpcore-worker": worker}, logs)
+            servers.wait_until(
+                lambda: _worker_online(server), {"pulpcore-api": api, "pulpcore-worker": worker},
+                within=defaults.PULPCORE_START_SECONDS,
+                what=f"pulpcore did not answer {server.base_url}{_STATUS_PATH} with its worker online",
+                output=lambda: _logs_tail(logs), failure=PulpcoreError, interval=0.25,
+            )
             yield server
         finally:
-            stop_groups([process for process in (api, worker) if process is not None], _STOP_SECONDS)
+            servers.stop_groups([process for process in (api, worker) if process is not None],
+                                defaults.PULPCORE_STOP_SECONDS)
 
 
 def installed_version(venv: Path) -> str:
@@ -258,12 +257,12 @@ def _manage(venv: Path, env: Mapping[str, str], folder: Path, *arguments: str) -
     command = [str(venv / "bin" / "pulpcore-manager"), *arguments]
     try:
         done = subprocess.run(command, env=env, cwd=folder, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=_MANAGE_SECONDS, check=False)
+                              text=True, timeout=defaults.PULPCORE_MANAGE_SECONDS, check=False)
     except subprocess.TimeoutExpired as error:
-        raise PulpcoreError(f"`pulpcore-manager {arguments[0]}` took over {_MANAGE_SECONDS:g} s; is PostgreSQL "
+        raise PulpcoreError(f"`pulpcore-manager {arguments[0]}` took over {defaults.PULPCORE_MANAGE_SECONDS:g} s; is PostgreSQL "
                             "overloaded?") from error
     if done.returncode != 0:
-        tail = _tail((done.stdout + done.stderr).splitlines())
+        tail = servers.tail(done.stdout + done.stderr, _LOG_LINES)
         raise PulpcoreError(f"`pulpcore-manager {arguments[0]}` failed (exit {done.returncode}); fix the cause "
                             f"below or reinstall with scripts/pulpcore.sh. Its last lines: {tail}")
 
@@ -283,13 +282,6 @@ def _set_admin_password(venv: Path, env: Mapping[str, str], folder: Path) -> Non
     _manage(venv, env, folder, "shell", "--command", code)
 
 
-def _free_port() -> int:
-    """A port nobody listens on now; gunicorn binds it a moment later (a race the error would show)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _api_arguments(port: int) -> list[str]:
     """`pulpcore-api` on 127.0.0.1 only; no control socket, whose default path in $HOME two instances
     (or another gunicorn of the user) would share."""
@@ -297,51 +289,23 @@ def _api_arguments(port: int) -> list[str]:
 
 
 def _start(command: list[str], env: Mapping[str, str], folder: Path, log: IO[bytes]) -> subprocess.Popen[bytes]:
-    """`command` in a session of its own, so that stopping its group also stops what it forks (gunicorn's
-    workers, the worker's task processes); cwd is the state folder, so no stray gunicorn.conf.py is read."""
-    return subprocess.Popen(command, env=env, cwd=folder, stdin=subprocess.DEVNULL, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    """`command` as a server (pulp_base.servers); cwd is the state folder, so no stray gunicorn.conf.py is read."""
+    return servers.start(command, log, env=env, cwd=folder)
 
 
-def _wait_until_up(server: PulpServer, processes: Mapping[str, subprocess.Popen[bytes]], logs: Path) -> None:
-    """Until the status endpoint answers and lists our worker online (by its pid: an earlier worker,
-    killed, stays "online" for WORKER_TTL). An exited process or the deadline is an error quoting logs."""
-    deadline = time.monotonic() + _START_SECONDS
-    while time.monotonic() < deadline:
-        for name, process in processes.items():
-            if process.poll() is not None:
-                raise PulpcoreError(f"{name} exited with status {process.returncode} at start; fix the cause "
-                                    f"below. {_logs_tail(logs)}")
-        if _worker_online(server):
-            return
-        time.sleep(0.25)
-    raise PulpcoreError(f"pulpcore did not answer {server.base_url}{_STATUS_PATH} with its worker online within "
-                        f"{_START_SECONDS:g} s; is the machine overloaded? {_logs_tail(logs)}")
-
-
-def _worker_online(server: PulpServer) -> bool:
-    """Whether the status endpoint (anonymous) answers and names one of our workers as online."""
+def _worker_online(server: PulpServer) -> bool | None:
+    """True once the status endpoint (anonymous) answers and names one of our workers online (by its pid:
+    an earlier worker, killed, stays "online" for WORKER_TTL); None until then."""
     try:
         with urllib.request.urlopen(server.base_url + _STATUS_PATH, timeout=5) as response:
             status = json.loads(response.read())
     except (OSError, ValueError):
-        return False
+        return None
     names = {str(worker.get("name", "")) for worker in status.get("online_workers") or []}
-    return any(name.startswith(f"{pid}@") for pid in server.worker_pids for name in names)
+    return any(name.startswith(f"{pid}@") for pid in server.worker_pids for name in names) or None
 
 
 def _logs_tail(logs: Path) -> str:
     """The last lines of the API's and the worker's logs, one line: `name: line | line ...`."""
-    parts = []
-    for name in ("api", "worker"):
-        try:
-            lines = (logs / f"{name}.log").read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            lines = []
-        parts.append(f"{name}.log ({logs / f'{name}.log'}): {_tail(lines)}")
-    return " ".join(parts)
-
-
-def _tail(lines: list[str]) -> str:
-    kept = [line.strip() for line in lines if line.strip()][-_LOG_LINES:]
-    return " | ".join(kept) or "(empty)"
+    return " ".join(f"{name}.log ({logs / f'{name}.log'}): {servers.tail(logs / f'{name}.log', _LOG_LINES)}"
+                    for name in ("api", "worker"))

@@ -10,30 +10,25 @@ harness's own queue. Every run then resets through the API, as it does on pulpco
 from __future__ import annotations
 
 import secrets
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
 from harness import defaults, pulpcli
-from harness.child import run_child, stop_groups
+from harness.child import run_child
 from harness.databases import create_database, server_database_url
 from harness.errors import HarnessError
 from harness.pulpapi import PulpApi
 from harness.spec import Variant
 from harness.workers import QUEUE, running_workers
+from pulp_base import servers
 
 __all__ = ["PulpSyncServerFailed", "running_pulp_sync", "USERNAME"]
 
 USERNAME = "bench"
 """The API user the harness creates for itself."""
-_START_SECONDS = 60.0
-_STOP_SECONDS = 10.0
-"""How long gunicorn gets to stop its workers after SIGTERM before its process group is killed."""
-"""Bound on gunicorn announcing its address."""
 _QUEUE = f"{QUEUE}-server"
 """The server's own RQ queue: the queue of `tasking = "rq"` variants has their workers, on their database."""
 _ANNOUNCED = "Pulp 3 API at "
@@ -62,27 +57,24 @@ def running_pulp_sync(state_dir: Path, db: str | None,
     if created.returncode != 0:
         raise PulpSyncServerFailed(f"`pulp-sync createuser` failed: {created.stderr.strip()[-500:]}")
     with tempfile.TemporaryFile() as log:
-        api = subprocess.Popen([*command, "api", "--bind", "127.0.0.1:0", "--workers", "2"], env=env,
-                               stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        api = servers.start([*command, "api", "--bind", "127.0.0.1:0", "--workers", "2"], log, env=env)
         try:
-            url = _announced(api, log)
+            url = servers.wait_until(
+                lambda: _announced(log), {"`pulp-sync api`": api}, within=defaults.PULP_SYNC_API_START_SECONDS,
+                what="`pulp-sync api` did not announce its address", output=lambda: servers.tail(log),
+                failure=PulpSyncServerFailed,
+            )
             with running_workers(1, "fork", env, command, _QUEUE) as workers:
                 yield PulpApi(url, USERNAME, password), workers.pids
         finally:
-            stop_groups([api], _STOP_SECONDS)
+            servers.stop_groups([api], defaults.PULP_SYNC_API_STOP_SECONDS)
 
 
-def _announced(api: subprocess.Popen[bytes], log: IO[bytes]) -> str:
-    """The base URL gunicorn announces once it listens (what precedes /pulp/api/v3/)."""
-    deadline = time.monotonic() + _START_SECONDS
-    while time.monotonic() < deadline:
-        log.seek(0)
-        text = log.read().decode(errors="replace")
-        for line in text.splitlines():
-            if line.startswith(_ANNOUNCED):
-                return line.removeprefix(_ANNOUNCED).split("/pulp/api/v3/")[0]
-        if api.poll() is not None:
-            raise PulpSyncServerFailed(f"`pulp-sync api` exited with status {api.returncode}: {text.strip()[-500:]}")
-        time.sleep(0.05)
-    raise PulpSyncServerFailed(f"`pulp-sync api` did not announce its address within {_START_SECONDS:g} s")
+def _announced(log: IO[bytes]) -> str | None:
+    """The base URL gunicorn announces once it listens (what precedes /pulp/api/v3/); None before."""
+    log.seek(0)
+    for line in log.read().decode(errors="replace").splitlines():
+        if line.startswith(_ANNOUNCED):
+            return line.removeprefix(_ANNOUNCED).split("/pulp/api/v3/")[0]
+    return None
 

@@ -15,6 +15,7 @@ into the worker, so the process started is still the worker itself and all of th
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import tempfile
@@ -27,6 +28,7 @@ from harness import defaults
 from harness.child import HighWater
 from harness.errors import HarnessError
 from harness.hosts import on_host
+from pulp_base import servers
 
 __all__ = ["WorkersFailed", "WorkerUsage", "QUEUE", "REDIS_URL", "running_workers"]
 
@@ -35,9 +37,7 @@ QUEUE = f"pulp-sync-bench-{os.getpid()}"
 experiment's running at the same time."""
 REDIS_URL = "redis://127.0.0.1:6379/0"
 """Where the workers' Redis is when the environment names none (pulp-sync's own default)."""
-_START_SECONDS = 30.0
 _SAMPLE_SECONDS = 0.01
-_STOP_SECONDS = 30.0
 
 
 class WorkersFailed(HarnessError, RuntimeError):
@@ -80,9 +80,7 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
         try:
             for arguments in self.commands:
                 log = tempfile.TemporaryFile()
-                process = subprocess.Popen(arguments, env=self.env, stdin=subprocess.DEVNULL,
-                                           stdout=log, stderr=subprocess.STDOUT)
-                self._processes.append((process, log))
+                self._processes.append((servers.start(arguments, log, env=self.env), log))
             self._wait_until_registered()
             self._sampler.start()
         except BaseException:
@@ -120,15 +118,12 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
         from rq import Worker
 
         queue = self._queue()
-        deadline = time.monotonic() + _START_SECONDS
-        while time.monotonic() < deadline:
-            for process, log in self._processes:
-                if process.poll() is not None:
-                    raise WorkersFailed(f"a `pulp-sync worker` exited with status {process.returncode}: {_tail(log)}")
-            if Worker.count(queue=queue) >= self.count:
-                return
-            time.sleep(0.02)
-        raise WorkersFailed(f"{self.count} workers did not register with Redis within {_START_SECONDS:g} s")
+        servers.wait_until(
+            lambda: Worker.count(queue=queue) >= self.count or None,
+            {f"`pulp-sync worker` {n}": process for n, (process, _) in enumerate(self._processes, start=1)},
+            within=defaults.WORKERS_START_SECONDS, what=f"{self.count} workers did not register with Redis",
+            output=lambda: " / ".join(servers.tail(log) for _, log in self._processes), failure=WorkersFailed,
+        )
 
     def _sample(self) -> None:
         while not self._sampling.wait(_SAMPLE_SECONDS):
@@ -145,7 +140,7 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
         for process, _ in self._processes:
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + _STOP_SECONDS
+        deadline = time.monotonic() + defaults.WORKERS_STOP_SECONDS
         usages = [_reap(process, deadline) for process, _ in self._processes]
         for _, log in self._processes:
             log.close()
@@ -166,7 +161,7 @@ def _worker_commands(arguments: list[str], count: int, hosts: int) -> list[list[
     return [on_host(host, arguments) for host in range(1, hosts + 1) for _ in range(count)]
 
 
-def _reap(process: subprocess.Popen[bytes], deadline: float) -> os.struct_rusage | None:
+def _reap(process: subprocess.Popen[bytes], deadline: float) -> resource.struct_rusage | None:
     """The rusage of a worker once it exited; None when Popen reaped it already (it died early)."""
     while True:
         try:
@@ -180,8 +175,3 @@ def _reap(process: subprocess.Popen[bytes], deadline: float) -> os.struct_rusage
             process.kill()
         time.sleep(0.01)
 
-
-def _tail(log: IO[bytes]) -> str:
-    log.seek(0)
-    lines = log.read().decode(errors="replace").strip().splitlines()
-    return " | ".join(lines[-5:]) or "no output"

@@ -19,7 +19,14 @@ FORBIDDEN = {
     "conformance": ("django", "pulp_sync", "harness"),
 }
 MODULES = {
-    "pulp_base": ["pulp_base", "pulp_base.manifest", "pulp_base.manifest.parse", "pulp_base.manifest.write", "pulp_base.manifest.urls"],
+    "pulp_base": [
+        "pulp_base",
+        "pulp_base.manifest",
+        "pulp_base.manifest.parse",
+        "pulp_base.manifest.write",
+        "pulp_base.manifest.urls",
+        "pulp_base.servers",
+    ],
     "downloaders": ["downloaders", "downloaders.asyncio_engine", "downloaders.futures_engine"],
     "fixtures": ["fixtures", "fixtures.generate", "fixtures.server", "fixtures.faults", "fixtures.nginx", "fixtures.cli"],
     "conformance": [
