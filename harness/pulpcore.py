@@ -36,6 +36,7 @@ from harness import defaults
 from harness.errors import HarnessError
 from harness.pulpapi import PulpApi
 from pulp_base import servers
+from pulp_base.private import owner_only
 
 __all__ = ["PulpServer", "PulpcoreError", "default_venv", "running_pulpcore"]
 
@@ -99,7 +100,8 @@ def running_pulpcore(state_dir: Path, venv: Path | None = None, database: str = 
     prepare_database(venv, env, folder, database, version)
     port = servers.free_port()
     logs = folder / "logs"
-    with open(logs / "api.log", "wb") as api_log, open(logs / "worker.log", "wb") as worker_log:
+    with (open(logs / "api.log", "wb", opener=owner_only) as api_log,
+          open(logs / "worker.log", "wb", opener=owner_only) as worker_log):
         api = _start([str(venv / "bin" / "pulpcore-api"), *_api_arguments(port)], env, folder, api_log)
         worker = None
         try:

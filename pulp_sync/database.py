@@ -11,8 +11,8 @@ import importlib.util
 import os
 import pkgutil
 import random
-import shutil
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterator, TypeVar
@@ -22,7 +22,9 @@ from django.conf import settings
 from django.db import DatabaseError, connection, connections
 from django.utils.module_loading import import_string
 
+from pulp_base import private
 from pulp_sync import defaults, locks
+from pulp_sync.errors import ConfigurationError
 from pulp_sync.store import artifact_store
 
 __all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe", "explain", "retried", "identity"]
@@ -89,11 +91,19 @@ def _is(error: DatabaseError, entry: tuple[set[str], set[int], tuple[str, ...], 
 
 
 def configure() -> None:
-    """Point Django at `pulp_sync.settings` (unless DJANGO_SETTINGS_MODULE names other settings) and
-    create PULP_SYNC_HOME, where the sqlite database is: enough for settings and a connection,
-    without loading any app's models."""
+    """Point Django at `pulp_sync.settings` (unless DJANGO_SETTINGS_MODULE names other settings), create
+    PULP_SYNC_HOME and the sqlite database, owner-only, and tighten what an earlier installation left
+    readable by others: enough for settings and a connection, without loading any app's models.
+
+    Every process that opens the database comes through here first (the CLI, the API's WSGI module,
+    `pulp_sync.setup()`), so no connection ever makes the file itself (pulp_base.private says why)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pulp_sync.settings")
-    Path(settings.PULP_SYNC_HOME).mkdir(parents=True, exist_ok=True)
+    home = Path(settings.PULP_SYNC_HOME)
+    private.make_directory(home)
+    sqlite_file = _sqlite_file()
+    _tighten(home, sqlite_file)
+    if sqlite_file is not None:
+        _create_sqlite(sqlite_file)
 
 
 def setup() -> None:
@@ -185,22 +195,59 @@ def _sqlite_file() -> Path | None:
     return Path(name)
 
 
+def _sqlite_files(sqlite_file: Path) -> tuple[Path, Path, Path]:
+    """The database and the -wal and -shm files sqlite keeps beside it in WAL mode."""
+    return sqlite_file, Path(f"{sqlite_file}-wal"), Path(f"{sqlite_file}-shm")
+
+
+def _tighten(home: Path, sqlite_file: Path | None) -> None:
+    """Make what holds secrets owner-only where an earlier installation left it readable by others (the
+    home, the secret key, the sqlite files), saying so in one line on stderr; silent when nothing was.
+    One it cannot change (another user's) is a ConfigurationError: used as it is, it stays readable."""
+    files = _sqlite_files(sqlite_file) if sqlite_file is not None else ()
+    try:
+        tightened = private.tighten([home, home / defaults.SECRET_KEY_FILE, *files])
+    except OSError as error:
+        raise ConfigurationError(
+            f"{error.filename} may be read by other users and pulp-sync cannot make it owner-only "
+            f"({error.strerror or error}): run pulp-sync as its owner, or have the owner run "
+            f"`chmod go= {error.filename}`"
+        ) from error
+    if tightened:
+        print(f"pulp-sync: made owner-only, as other users could read them: {', '.join(tightened)}", file=sys.stderr)
+
+
+def _create_sqlite(sqlite_file: Path) -> None:
+    """The sqlite database as an empty owner-only file, unless it exists, before a connection opens it:
+    sqlite would make it with the umask's mode (and -wal and -shm take the database's), while it takes an
+    empty file for an empty database and keeps its mode."""
+    try:
+        private.create(sqlite_file)
+    except OSError as error:
+        raise ConfigurationError(
+            f"cannot create the sqlite database {sqlite_file} ({error.strerror or error}): give a path in a "
+            "folder pulp-sync may write (DATABASE_URL=sqlite:////path), or unset DATABASE_URL"
+        ) from error
+
+
 def _reset_sqlite(sqlite_file: Path) -> None:
     """Replace the database with a copy of the migrated template: a file copy instead of running
     every migration, which takes most of a reset's time. The template's name carries a digest of
-    the migration files, so changing any migration makes (and uses) a new one."""
-    for path in (sqlite_file, Path(f"{sqlite_file}-wal"), Path(f"{sqlite_file}-shm")):
+    the migration files, so changing any migration makes (and uses) a new one. The database and the
+    template are owner-only whatever the umask: each copy is made so, and so is the database that
+    `migrate` starts from (its `configure` creates it)."""
+    for path in _sqlite_files(sqlite_file):
         path.unlink(missing_ok=True)
     template = sqlite_file.with_name(f"{sqlite_file.name}.template-{_migrations_digest()[:16]}")
     if template.exists():
-        shutil.copyfile(template, sqlite_file)
+        private.copy(template, sqlite_file)
         return
     migrate()
     connections.close_all()
     for stale in sqlite_file.parent.glob(f"{sqlite_file.name}.template-*"):
         stale.unlink(missing_ok=True)
     partial = template.with_name(f"{template.name}.{os.getpid()}.part")
-    shutil.copyfile(sqlite_file, partial)
+    private.copy(sqlite_file, partial)
     os.replace(partial, template)
 
 

@@ -5,7 +5,8 @@ CLI). Everything is read from the environment once, when Django starts:
 
 - `PULP_SYNC_HOME` (default `./.pulp-sync`): the sqlite database `db.sqlite3` and the artifact
   store `artifacts/`, whose temp dir `artifacts/tmp/` is on the same filesystem so that adopting a
-  download is one atomic rename.
+  download is one atomic rename. Made readable by its owner only, as are the database and the secret key
+  (pulp_base.private).
 - `DATABASE_URL`: another database (`postgres://...`, `mysql://...`), parsed by dj-database-url.
 - `PULP_SYNC_FSYNC=1`: flush each artifact and its directory to disk when it is adopted.
 - `PULP_SYNC_MAX_MANIFEST_BYTES` (default 64 MiB, about 600,000 lines): the largest PULP_MANIFEST
@@ -39,6 +40,7 @@ from urllib.parse import urlsplit
 import dj_database_url
 
 from downloaders import AddressPolicy
+from pulp_base import private
 from pulp_sync import defaults
 from pulp_sync.errors import ConfigurationError
 from pulp_sync.messages import redact
@@ -134,9 +136,9 @@ def _make_secret_key(path: Path) -> None:
     """Write a random key to `path`, readable by its owner alone. It is written to a file of its own and
     hard-linked into place, so `path` appears whole or not at all: processes starting together (the API's
     workers, a worker, the CLI) never read half a key, and all keep the first one linked."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private.make_directory(path.parent)
     partial = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private.FILE_MODE)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
             file.write(secrets.token_urlsafe(50) + "\n")

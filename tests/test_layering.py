@@ -26,6 +26,7 @@ MODULES = {
         "pulp_base.manifest.write",
         "pulp_base.manifest.urls",
         "pulp_base.servers",
+        "pulp_base.private",
     ],
     "downloaders": ["downloaders", "downloaders.asyncio_engine", "downloaders.futures_engine"],
     "fixtures": ["fixtures", "fixtures.generate", "fixtures.server", "fixtures.faults", "fixtures.nginx", "fixtures.cli"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,8 @@ def test_pulpcore_syncs_a_file_repository_and_stops(tmp_path: Path) -> None:
         assert server.api.session, "the driver logged in: no password hashed for every poll"
         assert {"core", "file"} <= {component["component"] for component in status["versions"]}
         assert any(worker["name"].startswith(f"{server.worker_pids[0]}@") for worker in status["online_workers"])
+        logs = [server.state_dir / "logs" / name for name in ("api.log", "worker.log")]
+        assert [oct(stat.S_IMODE(log.stat().st_mode)) for log in logs] == ["0o600", "0o600"], "they may quote secrets"
 
         name = f"tiny-{tmp_path.name}"
         outcome = sync_once(server.api, name, remote_server.url + "PULP_MANIFEST", {"download_concurrency": 3},
