@@ -54,5 +54,10 @@ setup(
             "futures = downloaders.futures_engine:FuturesDownloader",
         ],
         "pytest11": ["pulp_sync_conformance = conformance.plugin"],
+        "pulp_sync.commands": [  # mounted on `pulp-sync` (pulp_sync/cli.py), imported only when named
+            "bench = harness.cli:bench_group",
+            "fixtures = fixtures.cli:fixtures_group",
+            "plugin = conformance.template:plugin_group",
+        ],
     },
 )

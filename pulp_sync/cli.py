@@ -8,12 +8,12 @@ stderr, `Error: ...`, and exit status 1, never a traceback.
 from __future__ import annotations
 
 import gc
-import importlib
 import json
 import signal
 import sys
 import uuid
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, NoReturn
 from urllib.parse import urlsplit
@@ -39,25 +39,27 @@ if TYPE_CHECKING:
 __all__ = ["cli", "main"]
 
 
-_LAZY_GROUPS = {
-    "fixtures": ("fixtures.cli", "fixtures_group"),
-    "bench": ("harness.cli", "bench_group"),
-    "plugin": ("conformance.template", "plugin_group"),
-}
-"""Command groups imported only when named: the fixture server and the harness pull in aiohttp's
-server, scipy and matplotlib, which would add their start-up time to every sync the harness times."""
+MOUNTED_COMMANDS = "pulp_sync.commands"
+"""The entry-point group of command groups other packages mount on `pulp-sync` (`bench` from the harness,
+`fixtures`, `plugin` from the conformance suite, in setup.py): the service names none of them, so it
+imports none of them, and each is loaded only when named: the fixture server and the harness pull in
+aiohttp's server, scipy and matplotlib, which would add their start-up time to every sync the harness times."""
+
+
+def _mounted() -> dict[str, metadata.EntryPoint]:
+    return {entry.name: entry for entry in metadata.entry_points(group=MOUNTED_COMMANDS)}
 
 
 class _Cli(click.Group):
     """Turns the errors of any command into one `Error:` line and exit status 1."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *_LAZY_GROUPS])
+        return sorted([*super().list_commands(ctx), *_mounted()])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name in _LAZY_GROUPS:
-            module, attribute = _LAZY_GROUPS[name]
-            command: click.Command = getattr(importlib.import_module(module), attribute)
+        mounted = _mounted()
+        if name in mounted:
+            command: click.Command = mounted[name].load()
             return command
         return super().get_command(ctx, name)
 
