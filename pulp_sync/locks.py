@@ -7,7 +7,9 @@ other hosts see them. sqlite has no such lock; its database is one file on one h
 file beside it does the same for every process that opens that file.
 
 A lock is taken by trying without waiting, again and again until a deadline: the same on every
-database, and it lets the caller say once that it waits (the servers' blocking forms cannot).
+database, and it lets the caller say once that it waits (the servers' blocking forms cannot), and
+lets whoever called the code that waits end the wait (`interrupting`: a task canceled while its sync
+waits for its repository, on a worker that cannot kill the sync).
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ import fcntl
 import hashlib
 import time
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
 from django.conf import settings
 from django.db import connection
 
-__all__ = ["held", "LockTimeout"]
+__all__ = ["held", "interrupting", "LockTimeout"]
 
 _POLL_SECONDS = (0.05, 1.0)
 """First and longest pause between two tries; each pause doubles the previous one up to the longest."""
+_INTERRUPT: ContextVar[Callable[[], None] | None] = ContextVar("pulp_sync_lock_interrupt", default=None)
+"""What every wait for a lock in this context calls before each pause (see `interrupting`)."""
 
 
 class LockTimeout(Exception):
@@ -35,13 +40,17 @@ class LockTimeout(Exception):
 @contextmanager
 def held(name: str, wait: float | None, waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold the lock `name` for the block, waiting up to `wait` seconds for it (None: as long as it
-    takes); `waiting` is called once if it must wait. LockTimeout when the wait runs out."""
+    takes); `waiting` is called once if it must wait, and the check of `interrupting` before each pause.
+    LockTimeout when the wait runs out."""
     deadline = None if wait is None else time.monotonic() + wait
     lock = _lock_for(name)
     pause = _POLL_SECONDS[0]
+    interrupt = _INTERRUPT.get()
     while not lock.take():
         if pause == _POLL_SECONDS[0] and waiting is not None:
             waiting()
+        if interrupt is not None:
+            interrupt()
         if deadline is not None and time.monotonic() + pause > deadline:
             raise LockTimeout(f"{name} is still held by another process after {wait:g} s")
         time.sleep(pause)
@@ -50,6 +59,18 @@ def held(name: str, wait: float | None, waiting: Callable[[], None] | None = Non
         yield
     finally:
         lock.give()
+
+
+@contextmanager
+def interrupting(check: Callable[[], None]) -> Iterator[None]:
+    """Call `check` before each pause of every wait for a lock in the block (this thread, this context):
+    it raises to end the wait, and the exception leaves `held` without the lock. For a caller that
+    knows why a wait should end, above code that waits and knows nothing of it (a task and its sync)."""
+    token = _INTERRUPT.set(check)
+    try:
+        yield
+    finally:
+        _INTERRUPT.reset(token)
 
 
 class _ServerLock:

@@ -14,12 +14,21 @@ with the partial downloads in it:
   is checked by its pid, one elsewhere through Redis (its job gone or ended, its worker's heartbeat,
   `still_alive`, lapsed).
 
+A worker stopped cold (a second SIGTERM or SIGINT: RQ kills the work horse, or raises in a
+SimpleWorker's job) ends its task failed, saying which worker was stopped by which signal
+(`WorkerStopped`; pulp_sync/worker.py).
+
 `cancel_task` (the API's PATCH {"state": "canceled"}) cancels a waiting task at once and takes its
 job off the queue. A running one becomes canceling and is stopped two ways: RQ's stop-job command
 kills a forking worker's work horse (the job's stopped callback, `on_job_stopped`, then marks it
-canceled and removes its workspace), and the sync itself stops at its next progress write when it
-finds its row canceling (the only way for a SimpleWorker, which RQ cannot stop, or an inline sync).
-A sync already past its downloads finishes completed (or failed), as in Pulp.
+canceled and removes its workspace), and the sync itself stops at its next progress write, or while
+it waits for its repository's lock, when it finds its row canceling (the only way for a SimpleWorker,
+which RQ cannot stop, or an inline sync). A sync already past its downloads finishes completed (or
+failed), as in Pulp.
+
+A task runs only if the user who dispatched it may still use its remote when it starts
+(permissions.may_use_remote, which the API checked when it dispatched it): a role removed meanwhile
+fails it before it reaches the remote.
 """
 
 from __future__ import annotations
@@ -47,9 +56,10 @@ from rq.command import send_stop_job_command
 from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
 
-from pulp_sync import database
+from pulp_sync import database, locks
 from pulp_sync.messages import for_the_record, one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
+from pulp_sync.permissions import may_use_remote
 from pulp_sync.processes import process_alive, this_process
 from pulp_sync.progress import ProgressSink
 from pulp_sync.store import artifact_store
@@ -63,6 +73,8 @@ __all__ = [
     "run_sync_task",
     "cancel_task",
     "TaskCanceled",
+    "WorkerStopped",
+    "on_worker_stopped",
     "reap_abandoned_tasks",
     "on_work_horse_killed",
     "on_job_failure",
@@ -98,6 +110,18 @@ log = logging.getLogger(__name__)
 
 class TaskCanceled(Exception):
     """Raised inside a running task whose row says it is being canceled: the task stops there."""
+
+
+class WorkerStopped(SystemExit):
+    """What a worker stopped cold (RQ's cold shutdown: a second SIGTERM or SIGINT) raises instead of a
+    bare SystemExit (pulp_sync/worker.py), so that its task ends saying why (`on_worker_stopped`).
+
+    A SystemExit, so that RQ's loop and the process end as after any cold shutdown (with status 0: the
+    sentence is in `cause`, not in the exit code)."""
+
+    def __init__(self, worker: str, signum: int) -> None:
+        super().__init__()
+        self.cause = f"the worker {worker} was stopped ({signal.Signals(signum).name}) during the sync"
 
 
 def redis_connection() -> Redis:
@@ -256,8 +280,23 @@ def on_job_failure(job: Job, connection: Redis, exc_type: type[BaseException] | 
         if process_alive(job.meta.get("process", "")) is not True:
             _abandon(job.id, "its worker stopped sending heartbeats")
         return
+    if isinstance(exc, WorkerStopped):
+        on_worker_stopped(job.id, exc)
+        return
     name = exc_type.__name__ if exc_type is not None else "Error"
     _end(job.id, TaskState.FAILED, error=for_the_record(redact(f"{name}: {one_line(exc)}")))
+
+
+def on_worker_stopped(task_id: str, stopped: WorkerStopped) -> None:
+    """The worker running the task was stopped cold: the task ends failed (canceled if it was being
+    canceled) saying so, and its workspace is removed. A SimpleWorker's job raised `stopped`, and its
+    failure callback comes here; a forking worker comes here itself, as RQ kills and reaps the work horse
+    without calling `on_work_horse_killed`. Either way the process is exiting: a failure is logged, and
+    reap_abandoned_tasks catches the task later."""
+    try:
+        _abandon(task_id, stopped.cause)
+    except Exception:  # noqa: BLE001 - logged; reap_abandoned_tasks catches the task later
+        log.exception("Could not record the end of task %s", task_id)
 
 
 def on_job_stopped(job: Job, connection: Redis) -> None:
@@ -291,6 +330,12 @@ class TaskProgress:
 
     def finish(self) -> None:
         self._write()
+
+    def check(self) -> None:
+        """Raise TaskCanceled if the task is being canceled: what the sync calls while it waits for its
+        repository's lock (locks.interrupting), when it writes no progress."""
+        if self._tasks.filter(state=TaskState.CANCELING).exists():
+            raise TaskCanceled("the task was canceled")
 
     def _write(self) -> None:
         self._update(artifacts_done=self._artifacts, bytes_done=self._bytes)
@@ -354,13 +399,15 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
             raise LookupError(f"task {task_id} is not in this worker's database ({database.describe()}): another "
                               f"installation queued it on {queue_name()}; give each its own PULP_SYNC_QUEUE")
         return state  # it ended before it ran (found abandoned)
-    task = Task.objects.select_related("remote", "repository").get(pk=task_id)
-    if task.remote is None or task.repository is None:
-        _end(task_id, TaskState.FAILED, error="its remote or repository was deleted before it ran")
+    task = Task.objects.select_related("remote", "repository", "dispatched_by").get(pk=task_id)
+    refused = _why_refused(task)
+    if refused is not None:
+        _end(task_id, TaskState.FAILED, error=refused)
         return TaskState.FAILED
+    progress = TaskProgress(task_id)
     try:
-        report = sync_repository(task.remote, task.repository, TaskProgress(task_id), _workspace_prefix(task_id),
-                                 manifest_file)
+        with locks.interrupting(progress.check):
+            report = sync_repository(task.remote, task.repository, progress, _workspace_prefix(task_id), manifest_file)
     except TaskCanceled:
         _finish_cancel(task_id)
         return TaskState.CANCELED
@@ -374,6 +421,19 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
     version = None if report.version is None else task.repository.versions.get(number=report.version)
     _end(task_id, TaskState.COMPLETED, report=report.as_dict(), created_version=version)
     return TaskState.COMPLETED
+
+
+def _why_refused(task: Task) -> str | None:
+    """Why the task may not run, or None if it may: its remote or repository is gone, or the user who
+    dispatched it may no longer use its remote (permissions.may_use_remote, as the API checked when it
+    dispatched it: a role removed since then ends their use of the remote and its credentials)."""
+    if task.remote is None or task.repository is None:
+        return "its remote or repository was deleted before it ran"
+    user = task.dispatched_by
+    if user is not None and not may_use_remote(user, task.remote):
+        return (f"{user.get_username()}, who started it, may no longer use its remote (they do not see it): the "
+                "sync was refused before it reached the remote")
+    return None
 
 
 def _end(task_id: Any, state: TaskState, **fields: Any) -> bool:

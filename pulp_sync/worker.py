@@ -3,6 +3,9 @@
 Two process models, a dimension worth measuring: `fork` is RQ's Worker, which forks a work horse
 per job (a crash or a leak dies with the horse; each job pays for a fork), `simple` is RQ's
 SimpleWorker, which runs every job in its own process.
+
+Both stop as RQ's workers do: the first SIGTERM or SIGINT lets the running task finish (a warm
+shutdown), a second stops it (a cold one), and the task ends failed saying the worker was stopped.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import secrets
 import socket
 import threading
 import time
+from types import FrameType
 
 from django.conf import settings
 from django.db import connections
@@ -22,12 +26,32 @@ from rq.logutils import setup_loghandlers
 from rq.queue import Queue
 from rq.worker import BaseWorker
 
-__all__ = ["ForkWorker", "WORKER_CLASSES", "run_worker"]
+__all__ = ["ForkWorker", "InProcessWorker", "WORKER_CLASSES", "run_worker"]
 
 log = logging.getLogger(__name__)
 
 
-class ForkWorker(Worker):
+class _SaysWhyItStopped(BaseWorker):
+    """RQ's cold shutdown ends with a bare SystemExit, which leaves a forking worker's task running
+    (RQ kills and reaps the work horse itself, so `on_work_horse_killed` never hears of it) and a
+    SimpleWorker's failed with only `SystemExit: `. Here it raises tasks.WorkerStopped, saying which
+    worker was stopped by which signal: a SimpleWorker raises it in its task's sync, whose failure
+    callback ends the task; a forking worker, whose horse is gone, ends the task itself first."""
+
+    def request_force_stop(self, signum: int, frame: FrameType | None) -> None:
+        from pulp_sync.tasks import WorkerStopped, on_worker_stopped
+
+        job_id, horse = self.get_current_job_id(), self.horse_pid
+        try:
+            super().request_force_stop(signum, frame)
+        except SystemExit:
+            stopped = WorkerStopped(self.name, signum)
+            if job_id and horse:
+                on_worker_stopped(job_id, stopped)
+            raise stopped from None
+
+
+class ForkWorker(_SaysWhyItStopped, Worker):
     """RQ's forking Worker, closing Django's database connections before each fork.
 
     Two processes must never share a connection (Django's rule): this one opens one when it records
@@ -39,7 +63,11 @@ class ForkWorker(Worker):
         super().fork_work_horse(job, queue)
 
 
-WORKER_CLASSES: dict[str, type[BaseWorker]] = {"fork": ForkWorker, "simple": SimpleWorker}
+class InProcessWorker(_SaysWhyItStopped, SimpleWorker):
+    """RQ's SimpleWorker, which runs every job in its own process; its task says so when it is stopped cold."""
+
+
+WORKER_CLASSES: dict[str, type[BaseWorker]] = {"fork": ForkWorker, "simple": InProcessWorker}
 
 
 def run_worker(worker_class: str = "fork", queue: str | None = None, burst: bool = False) -> None:

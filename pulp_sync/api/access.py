@@ -8,23 +8,24 @@ canceled by its dispatcher and its repository's owners. Objects no one has a rol
 command line, or before roles existed) are for admins only.
 
 Views list only what the user sees (`visible`), so an object they may not see is a 404 like one
-that does not exist; one they see but may not change is a 403 (`MayChange`).
+that does not exist; one they see but may not change is a 403 (`MayChange`). The roles themselves,
+and who may use a remote in a sync, are in pulp_sync/permissions.py, which the workers apply too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
-from django.contrib.auth.models import AbstractUser, AnonymousUser
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model, Q, QuerySet
 from django.shortcuts import get_object_or_404
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 
 from pulp_sync.models import FileContent, Remote, Repository, RepositoryContent, RepositoryVersion, Task, UserRole
+from pulp_sync.permissions import ROLES, ObjectRoles, User, is_admin, may_use_remote, seen
 from pulp_sync.tasks import dispatch_sync
 
 __all__ = [
@@ -38,74 +39,25 @@ __all__ = [
     "permissions_of",
     "give_role",
     "dispatch_as",
+    "REMOTE_REFUSED",
     "IsAdmin",
     "ADMINS_ONLY",
     "MayChange",
     "READ_ACTIONS",
 ]
 
-User = AbstractUser | AnonymousUser
-
 READ_ACTIONS = frozenset({"list", "retrieve", "my_permissions"})
 """The viewsets' actions that only read an object: seeing it is enough."""
 
 
-@dataclass(frozen=True)
-class ObjectRoles:
-    """Pulp's roles on one kind of object (`file.fileremote_owner`, `file.fileremote_viewer`) and the
-    permissions each gives (Pulp's `file.view_fileremote`, ...): a viewer views, an owner does it all."""
-
-    app: str
-    model: str
-    owner_actions: tuple[str, ...]
-
-    @property
-    def owner(self) -> str:
-        return f"{self.app}.{self.model}_owner"
-
-    @property
-    def viewer(self) -> str:
-        return f"{self.app}.{self.model}_viewer"
-
-    @property
-    def names(self) -> tuple[str, str]:
-        return self.owner, self.viewer
-
-    def permissions(self, roles: Iterable[str]) -> list[str]:
-        """What the roles allow, by Pulp's permission names."""
-        held = set(roles)
-        actions = ("view", *self.owner_actions) if self.owner in held else ("view",) if self.viewer in held else ()
-        return [f"{self.app}.{action}_{self.model}" for action in actions]
-
-
-ROLES: dict[type[Model], ObjectRoles] = {
-    Remote: ObjectRoles("file", "fileremote", ("change", "delete", "manage_roles")),
-    Repository: ObjectRoles("file", "filerepository", ("change", "delete", "sync", "manage_roles")),
-}
-"""The objects users have roles on."""
-
-
-def is_admin(user: User) -> bool:
-    """A superuser or staff user: sees and changes everything, and alone cleans up orphans and lists artifacts."""
-    return bool(user.is_superuser or user.is_staff)
-
-
-def _seen(model: type[Model], user: User) -> QuerySet[UserRole]:
-    """The ids (`object_id`) of the `model` objects on which `user` has a role, as a subquery."""
-    content_type = ContentType.objects.get_for_model(model)
-    return UserRole.objects.filter(content_type=content_type, user=user.pk, role__in=ROLES[model].names).values(
-        "object_id"
-    )
-
-
 _SCOPES: dict[type[Model], Callable[[User], Q]] = {
-    Remote: lambda user: Q(pk__in=_seen(Remote, user)),
-    Repository: lambda user: Q(pk__in=_seen(Repository, user)),
-    RepositoryVersion: lambda user: Q(repository__in=_seen(Repository, user)),
+    Remote: lambda user: Q(pk__in=seen(Remote, user)),
+    Repository: lambda user: Q(pk__in=seen(Repository, user)),
+    RepositoryVersion: lambda user: Q(repository__in=seen(Repository, user)),
     FileContent: lambda user: Q(
-        pk__in=RepositoryContent.objects.filter(version__repository__in=_seen(Repository, user)).values("content")
+        pk__in=RepositoryContent.objects.filter(version__repository__in=seen(Repository, user)).values("content")
     ),
-    Task: lambda user: Q(dispatched_by=user.pk) | Q(repository__in=_seen(Repository, user)),
+    Task: lambda user: Q(dispatched_by=user.pk) | Q(repository__in=seen(Repository, user)),
 }
 """What a user who is not an admin sees of each model."""
 
@@ -151,8 +103,19 @@ def give_role(obj: Model, user: User, role: str) -> UserRole:
     return UserRole.objects.create(content_object=obj, user=user, role=role)
 
 
+REMOTE_REFUSED = (
+    "Not a remote you may use: you do not see it (any more). Name a remote you see, or set one on the repository."
+)
+"""The 400 of a sync whose remote the user may not use: the repository's own, when they lost their
+role on it after setting it there (a remote named in the body is checked by its field first)."""
+
+
 def dispatch_as(user: User, repository: Repository, remote: Remote) -> Task:
-    """Queue a sync for the RQ workers as `user`, who is its dispatcher."""
+    """Queue a sync for the RQ workers as `user`, who is its dispatcher, if they may use the remote
+    (permissions.may_use_remote: the worker checks again when it starts the task); a 400 naming
+    `remote` if not, as for an href that names nothing: the remote is one they do not see."""
+    if not may_use_remote(user, remote):
+        raise ValidationError({"remote": [REMOTE_REFUSED]})
     return dispatch_sync(repository, remote, tasking="rq", dispatched_by=user)
 
 

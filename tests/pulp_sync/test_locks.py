@@ -109,3 +109,22 @@ def test_other_errors_and_errors_inside_a_transaction_are_not_retried(db: Path) 
     with pytest.raises(OperationalError), transaction.atomic():
         database.retried(locked)
     assert len(calls) == 1, "the rollback undid the outer transaction too: only its owner may run it again"
+
+
+def test_a_wait_ends_when_the_interrupting_check_raises(db: Path) -> None:
+    """A canceled task's check (tasks.TaskProgress.check) ends its sync's wait for the repository."""
+    checks: list[float] = []
+
+    def check() -> None:
+        checks.append(time.monotonic())
+        if len(checks) == 3:
+            raise InterruptedError("canceled")
+
+    with _held_elsewhere("repository:1"):
+        with locks.interrupting(check), pytest.raises(InterruptedError, match="canceled"):
+            with locks.held("repository:1", wait=None):
+                pass
+        with pytest.raises(locks.LockTimeout):
+            with locks.held("repository:1", wait=0.2):
+                pass
+    assert len(checks) == 3, "called before each pause, and not outside its block"

@@ -31,10 +31,12 @@ from rq.job import Job
 
 from fixtures import NetworkProfile
 from fixtures.server import serve_in_background
+from pulp_sync import locks
 from pulp_sync.models import Remote, Repository, RepositoryVersion, Task, TaskState
 from pulp_sync.store import artifact_store
 from pulp_sync.tasks import (
     TaskProgress,
+    cancel_task,
     dispatch_sync,
     on_job_failure,
     reap_abandoned_tasks,
@@ -443,3 +445,57 @@ def _read_until(fd: int, expected: bytes, after: bytes = b"", seconds: float = 3
             except OSError:  # the other side closed
                 break
     raise AssertionError(f"{expected!r} not seen; the terminal showed {seen!r}")
+
+
+def _until(done: Any, workers: Workers, what: str) -> None:
+    """Poll `done()` until it is true; fail with the workers' logs after FINISH_SECONDS (a bound against
+    hanging, not a measurement)."""
+    deadline = time.monotonic() + FINISH_SECONDS
+    while not done():
+        assert time.monotonic() < deadline, f"{what} not seen; worker output:\n{workers.output()}"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("worker_class", ["fork", "simple"])
+def test_a_cancel_ends_a_sync_that_waits_for_its_repository(
+    db: Path, server: str, workers: Workers, worker_class: str
+) -> None:
+    """A sync waiting for its repository's lock (held here, as another sync would) ends canceled when it is
+    canceled, not when the lock is free (up to PULP_SYNC_REPOSITORY_WAIT), and its worker takes the next task:
+    a SimpleWorker, which RQ cannot stop, notices the cancel as it waits."""
+    repository, remote = sync_source(server + "good/PULP_MANIFEST")
+    workers.start(worker_class)
+    with locks.held(f"pulp_sync.repository:{repository.pk}", wait=0):
+        task = dispatch_sync(repository, remote, tasking="rq")
+        _until(lambda: "running: waiting for it" in workers.output(), workers, "the sync waiting for the lock")
+        assert cancel_task(task.pk).state in (TaskState.CANCELING, TaskState.CANCELED)
+        task = finished(task, workers)
+        assert task.state == TaskState.CANCELED, task.error
+    again = finished(dispatch_sync(repository, remote, tasking="rq"), workers)
+    assert again.state == TaskState.COMPLETED, again.error
+
+
+@pytest.mark.parametrize("worker_class", ["fork", "simple"])
+def test_a_worker_stopped_cold_mid_sync_fails_its_task_saying_so(
+    db: Path, slow_server: str, workers: Workers, worker_class: str
+) -> None:
+    """Two SIGTERMs (RQ's cold shutdown) to a worker mid-sync: the worker ends the task itself, failed with
+    a sentence saying which worker was stopped, and removes its partial downloads. Nothing else reaps it
+    here: the test reads the task's row once the worker is gone (wait_for would reap it)."""
+    repository, remote = sync_source(slow_server + "big/PULP_MANIFEST", concurrency=1)
+    worker = workers.start(worker_class)
+    task = dispatch_sync(repository, remote, tasking="rq")
+    _until(lambda: Task.objects.filter(pk=task.pk, artifacts_done__gt=0).exists(), workers, "a downloaded artifact")
+    worker.send_signal(signal.SIGTERM)
+    _until(lambda: "warm shut down requested" in workers.output(), workers, "the warm shutdown")
+    time.sleep(1.5)  # RQ ignores a second signal within a second of the first
+    worker.send_signal(signal.SIGTERM)
+    worker.wait(timeout=FINISH_SECONDS)
+
+    task.refresh_from_db()
+    assert task.state == TaskState.FAILED, (task.state, task.error, workers.output())
+    assert task.error == (
+        f"the worker {task.worker} was stopped (SIGTERM) during the sync; the sync was abandoned: sync again to "
+        "finish it"
+    )
+    assert task.created_version is None and list(artifact_store().temp_dir.iterdir()) == []
