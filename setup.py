@@ -29,7 +29,7 @@ setup(
         "matplotlib>=3.7",
         "djangorestframework>=3.15",
         "drf-spectacular>=0.27",
-        "gunicorn>=22.0",
+        "gunicorn>=27.0,<28",  # pulp_sync.api.front subclasses its gthread worker (enqueue_req, murder_pending)
         "rq>=3.0",
         "redis>=5.0",
         "packaging>=22.0",  # reading plugins' requirements for results.json (harness.provenance)

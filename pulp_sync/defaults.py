@@ -9,18 +9,44 @@ API_WORKERS: int = 2
 """gunicorn worker processes of `pulp-sync api`."""
 
 API_THREADS: int = 32
-"""Request threads per API worker (gunicorn's gthread worker). A connection that says nothing holds a
-thread for at most a few seconds (then gunicorn parks it in its poller), so it takes more silent clients
-than threads to slow the API, where with gunicorn's default sync worker one silent client held a whole
-worker for 30 s. Threads that wait cost a little memory each; for untrusted networks, put nginx in front.
-"""
+"""Request threads per API worker. A thread gets a connection only once its whole request has arrived
+(pulp_sync.api.front), so threads wait on the database and Redis, never on a slow client."""
 
 API_TIMEOUT: int = 30
 """Seconds a request may run before gunicorn restarts its worker: the API never runs a sync itself, so
 a request that takes this long is stuck."""
 
 API_KEEPALIVE: int = 5
-"""Seconds an idle kept-alive (or newly opened) connection waits for its next request before it is closed."""
+"""Seconds an idle kept-alive connection waits for its next request before it is closed."""
+
+API_HEADER_TIMEOUT: float = 10
+"""Seconds a client has to send a request's head, the request line and headers (PULP_SYNC_API_HEADER_TIMEOUT):
+counted from the connection's accept, or on a kept-alive connection from the first byte of the request, and
+not extended by bytes that trickle in (nginx's client_header_timeout is 60 s between two reads, which a
+client sending a byte a second never reaches). A head is under a kilobyte; a client too slow for this gets
+408 Request Timeout."""
+
+API_BODY_TIMEOUT: float = 30
+"""Seconds a client has to send a request's body once its head is in (PULP_SYNC_API_BODY_TIMEOUT), in all:
+the largest body the API takes (Django's DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MiB) needs 85 KB/s, the JSON of
+a remote a few kilobytes; as long as API_TIMEOUT, the time the request may then run."""
+
+API_CONNECTIONS: int = 1000
+"""Connections one API worker holds at most (gunicorn's worker_connections, its default): reading requests,
+waiting in threads, kept alive. A stalled client holds one for at most API_HEADER_TIMEOUT + API_BODY_TIMEOUT
+and no thread; past the bound, new connections wait in the listen backlog until one is let go."""
+
+API_HEAD_BYTES: int = 64 * 1024
+"""The largest request head the API reads (431 beyond): nginx reads 32 KiB by default, pulp-cli sends
+under 1 KiB."""
+
+API_BUFFERED_BYTES: int = 256 * 1024 * 1024
+"""Bytes of unfinished requests one API worker holds at most; a read past it is answered 503, so clients
+that send large bodies slowly cost a bounded memory, not API_CONNECTIONS times the largest body."""
+
+API_LINGER: float = 2
+"""Seconds a connection the API closes stays open for reading after the last answer (as gunicorn's
+close_graceful), so that bytes the client still sends do not reset the connection and lose the answer."""
 
 DATABASE_TRIES: int = 4
 """Times a transaction is run before a lost deadlock (or lock wait) is an error: the first and three retries.

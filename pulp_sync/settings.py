@@ -15,6 +15,9 @@ CLI). Everything is read from the environment once, when Django starts:
   same repository to finish; one repository builds one version at a time (pulp_sync/locks.py).
 - `PULP_SYNC_WORKER_TTL` (default 30): seconds a worker's heartbeat in Redis lasts; renewed every third
   of that, and the other workers fail the tasks of a worker, on any host, whose heartbeat lapsed.
+- `PULP_SYNC_API_HEADER_TIMEOUT` (default 10) and `PULP_SYNC_API_BODY_TIMEOUT` (default 30): seconds a client
+  of `pulp-sync api` has to send a request's head, then its body, in all; a client still sending gets 408
+  and is disconnected (pulp_sync/api/front.py).
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the Redis of the RQ task queue.
 - `PULP_SYNC_QUEUE` (default `pulp-sync-` and a digest of the database's identity, tasks.queue_name): the
   RQ queue that syncs are queued on and workers take from; two installations on one Redis get two.
@@ -53,6 +56,8 @@ __all__ = [
     "PULP_SYNC_ADDRESS_POLICY",
     "PULP_SYNC_REPOSITORY_WAIT",
     "PULP_SYNC_WORKER_TTL",
+    "PULP_SYNC_API_HEADER_TIMEOUT",
+    "PULP_SYNC_API_BODY_TIMEOUT",
     "DATABASES",
     "INSTALLED_APPS",
     "SECRET_KEY",
@@ -169,6 +174,10 @@ PULP_SYNC_REPOSITORY_WAIT = _seconds("PULP_SYNC_REPOSITORY_WAIT", defaults.REPOS
 """How long a sync waits for another sync of its repository to finish before it gives up."""
 PULP_SYNC_WORKER_TTL = _seconds("PULP_SYNC_WORKER_TTL", defaults.WORKER_TTL, positive=True)
 """How long a worker's heartbeat lasts; the other workers fail the tasks of a worker whose heartbeat lapsed."""
+PULP_SYNC_API_HEADER_TIMEOUT = _seconds("PULP_SYNC_API_HEADER_TIMEOUT", defaults.API_HEADER_TIMEOUT, positive=True)
+"""How long an API client has to send a request's head; `pulp-sync api` answers 408 and disconnects it after."""
+PULP_SYNC_API_BODY_TIMEOUT = _seconds("PULP_SYNC_API_BODY_TIMEOUT", defaults.API_BODY_TIMEOUT, positive=True)
+"""How long an API client has to send a request's body once its head is in."""
 REDIS_URL = _redis_url()
 PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE", "")
 

@@ -1,9 +1,12 @@
 """`pulp-sync api`: gunicorn serving pulp_sync.wsgi, configured through gunicorn's BaseApplication.
 
-The worker class is gthread (pulp_sync.defaults.API_THREADS threads a worker): gunicorn's default sync
-worker gives each connection a whole process until its request is read, so two clients that connect
-and send nothing held a two-worker API for the 30 s timeout. A production setup still belongs behind a
-reverse proxy (nginx) that buffers slow clients, as Pulp's own deployments are.
+The worker class is gthread with a front of our own (pulp_sync.api.front.BufferingWorker): a thread gets a
+connection only once its whole request is in, read by the worker's main loop, and a client that does not
+send it within the header and body deadlines gets 408. gunicorn's default sync worker gave each connection
+a whole process until its request was read (two silent clients held a two-worker API for 30 s), and plain
+gthread a thread (80 clients sending part of a request held every thread). This is what nginx or Apache
+before gunicorn does in Pulp's installations, without a second server to run: the command line, the
+worker processes and the announced URLs stay as they were (docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter
 
 from pulp_sync import defaults
+from pulp_sync.api.front import BufferingWorker
 
 __all__ = ["ApiServer", "serve"]
 
@@ -41,8 +45,9 @@ def serve(bind: str, workers: int, threads: int = defaults.API_THREADS) -> None:
         {
             "bind": bind,
             "workers": workers,
-            "worker_class": "gthread",
+            "worker_class": BufferingWorker,
             "threads": threads,
+            "worker_connections": defaults.API_CONNECTIONS,
             "timeout": defaults.API_TIMEOUT,
             "keepalive": defaults.API_KEEPALIVE,
             "proc_name": "pulp-sync-api",
