@@ -14,28 +14,22 @@ import queue
 import threading
 from pathlib import Path
 from typing import Callable, ClassVar, Generator, Iterable, Protocol, runtime_checkable
-from urllib.parse import urlsplit
 
 from downloaders import defaults
 from downloaders.errors import UnsupportedURL
-from downloaders.settings import DownloaderSettings
+from downloaders.settings import DownloaderSettings, check_http_url
 from downloaders.types import DownloadRequest, DownloadResult, Outcome
 
 __all__ = ["Downloader", "BaseDownloader", "Handoff", "FetchCancelled", "check_url"]
-
-ALLOWED_SCHEMES = frozenset({"http", "https"})
 
 
 def check_url(url: str) -> None:
     """Refuse anything but an http(s) URL with a host, before any connection is made (a redirect's
     Location is the server's text: `http://[oops/` must be a refusal, not an engine's crash)."""
     try:
-        parts = urlsplit(url)
-        parts.port  # raises ValueError for a port that is not a number from 0 to 65535
+        check_http_url(url)
     except ValueError as error:
-        raise UnsupportedURL(url, f"not a URL we can fetch: {error}") from error
-    if parts.scheme.lower() not in ALLOWED_SCHEMES or not parts.netloc:
-        raise UnsupportedURL(url, f"only http and https URLs are fetched, not {parts.scheme or 'a bare path'!r}")
+        raise UnsupportedURL(url, str(error)) from error
 
 
 @runtime_checkable

@@ -39,6 +39,15 @@ DEADLINE_ALLOWANCE: float = 60.0
 for the headers: as long as CONNECT_TIMEOUT and SOCK_READ_TIMEOUT each, so that a small file's
 deadline is no shorter than the wait each of those timeouts allows on its own."""
 
+MAX_SECONDS: float = 2_147_483.0
+"""The longest a Remote setting may make a download wait (about 24.9 days): the bound of each timeout,
+and of the gap `rate_limit` puts between two starts (so `rate_limit` is at least 1 / MAX_SECONDS);
+longer waits are refused when a remote is saved. It is 2**31 - 1 milliseconds, the longest wait
+poll() and epoll take (Python's `select` and `selectors` raise OverflowError past it), so a plugin
+that waits with them can use any value allowed. The built-in engines take more: the futures engine
+(urllib3, and Python's socket and lock timeouts, in 64-bit nanoseconds) fails past 9,223,372,036 s
+with OverflowError, the asyncio engine (aiohttp) takes any finite number. For no limit, give None."""
+
 BACKOFF_BASE: float = 0.5
 """Seconds of the first backoff; each retry doubles it (full jitter)."""
 

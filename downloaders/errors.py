@@ -15,6 +15,8 @@
 
     TLSConfigurationError         (a ValueError, not a download's failure) ca_cert, client_cert or
                                   client_key cannot be loaded: refused when the downloader is made
+    SettingError                  (a ValueError) a Remote setting's value no engine can use: refused
+                                  when the settings are made, and where a remote is saved
 
 Each engine translates its own library's errors into these at one place, so the sync pipeline and
 the conformance tests see the same types from every downloader.
@@ -40,6 +42,7 @@ __all__ = [
     "SizeMismatch",
     "DigestMismatch",
     "TLSConfigurationError",
+    "SettingError",
 ]
 
 
@@ -153,3 +156,10 @@ class TLSConfigurationError(ValueError):
     certificate, a missing file). A ValueError, as every bad setting is: the downloader refuses it when
     it is made, before any fetch. The message names the setting and the reason, never the PEM text
     (a key is a secret)."""
+
+
+class SettingError(ValueError):
+    """A Remote setting's value that a sync could not use: a header that would end the request early or
+    that engines send differently, a timeout no engine can wait for, a proxy URL of a scheme no engine
+    speaks. Its message starts with the setting's name, so the command line, the API and the harness's
+    specs each refuse with it as it is (downloaders/settings.py holds the rules)."""

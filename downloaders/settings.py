@@ -5,6 +5,12 @@ policy, the engine's internal chunk size and backoff, and the derived deadline's
 `deadline_allowance`, which have defaults and no column in pulp-sync's database): the `pulp-sync
 sync` options, the harness's `[remote]` tables and `--remote-setting` are generated from it, so a
 new field cannot be forgotten by any of them.
+
+Each Remote setting also carries its rule (`_remote(..., rule=...)`): a value no engine can use (a
+header that would end the request early, a timeout past `defaults.MAX_SECONDS`, a proxy other than
+http or https) is a SettingError naming the setting, raised when the settings are made and by
+`RemoteSetting.coerce`, so that the command line, the API (through `Remote.clean`) and the harness's
+specs refuse it alike, before any sync.
 """
 
 from __future__ import annotations
@@ -16,12 +22,30 @@ import re
 import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
 
 from downloaders import defaults
 from downloaders.addresses import AddressPolicy
+from downloaders.errors import SettingError
 
-__all__ = ["DownloaderSettings", "RemoteSetting", "REMOTE_SETTINGS", "remote_setting", "parse_setting", "is_pem"]
+__all__ = [
+    "DownloaderSettings",
+    "RemoteSetting",
+    "REMOTE_SETTINGS",
+    "remote_setting",
+    "parse_setting",
+    "is_pem",
+    "check_http_url",
+    "check_header",
+]
+
+_HTTP_SCHEMES = frozenset({"http", "https"})
+"""The schemes every engine fetches from, and the only proxies aiohttp and urllib3 speak to."""
+_MAX_DAYS = f"{defaults.MAX_SECONDS / 86400:.1f} days"
+
+Rule = Callable[[str, Any], None]
+"""Checks a setting's value (never None) under the setting's name; raises SettingError."""
 
 
 _PEM_BEGIN = re.compile(r"^\s*-----BEGIN ", re.MULTILINE)
@@ -38,17 +62,74 @@ def is_pem(value: object) -> bool:
     return isinstance(value, str) and _PEM_BEGIN.search(value) is not None
 
 
-def _check_timeout(name: str, value: float | None) -> None:
-    if value is not None and not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds or None, not {value!r}")
-    if value is not None and not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number of seconds, or None for no limit, not {value!r}")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+"""A header's name: RFC 9110's token."""
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
+"""A header's value that every engine sends as it is: visible ASCII, spaces and tabs. RFC 9110 forbids
+CR, LF and NUL (a line break ends the header: the rest is a header, or a request, of the remote's
+choosing) and other control characters (aiohttp raises ValueError on them); beyond ASCII, aiohttp
+sends UTF-8, urllib3 Latin-1 or a UnicodeEncodeError, httpx and libcurl refuse."""
 
 
-def _remote(help: str, secret: bool = False) -> dict[str, Any]:
-    """A field's metadata marking it a Remote setting: its help text, and whether its value is a secret
-    (never taken on a command line, never written to a results folder)."""
-    return {"remote": True, "help": help, "secret": secret}
+def check_http_url(url: str) -> None:
+    """Refuse anything but an http(s) URL with a host (ValueError saying why): the only URLs every engine
+    fetches from, and the only proxies every engine speaks to (aiohttp and urllib3 take no other)."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # raises ValueError for a port that is not a number from 0 to 65535
+    except ValueError as error:
+        raise ValueError(f"not a URL we can fetch: {error}") from error
+    if parts.scheme.lower() not in _HTTP_SCHEMES or not parts.netloc:
+        raise ValueError(f"only http and https URLs are fetched, not {parts.scheme or 'a bare path'!r}")
+
+
+def check_header(name: object, value: object) -> None:
+    """Refuse a header a request cannot carry as it is given: a name that is no RFC 9110 token, a value
+    with a line break or NUL (a header injected into every request), or with a character the engines
+    send differently. The message names the header, never its value (it may be a token)."""
+    if not isinstance(name, str) or not isinstance(value, str):
+        raise SettingError("headers: names and values are strings")
+    if not _TOKEN.fullmatch(name):
+        raise SettingError(f"headers: {name!r} is not a header name (letters, digits and !#$%&'*+-.^_`|~)")
+    if any(c in value for c in "\r\n\0"):
+        raise SettingError(f"headers: the value of {name} holds CR, LF or NUL, which would end the header early")
+    if not _FIELD_VALUE.fullmatch(value):
+        raise SettingError(f"headers: the value of {name} holds a character other than visible ASCII, space or "
+                           "tab, which the engines send differently or not at all")
+
+
+def _check_headers(name: str, headers: Mapping[str, str]) -> None:
+    for header, value in headers.items():
+        check_header(header, value)
+
+
+def _check_seconds(name: str, value: float) -> None:
+    """A timeout: positive, and no longer than every engine can wait (`defaults.MAX_SECONDS`)."""
+    if not 0 < value <= defaults.MAX_SECONDS:  # NaN is neither
+        raise SettingError(f"{name} must be a positive number of seconds, at most {defaults.MAX_SECONDS:.0f} "
+                           f"({_MAX_DAYS}), or None for no limit, not {value!r}")
+
+
+def _check_rate(name: str, value: float) -> None:
+    """Requests per second: finite, and no fewer than one start in `defaults.MAX_SECONDS`, the longest
+    wait between two starts every engine can make."""
+    if not 1 / defaults.MAX_SECONDS <= value < math.inf:
+        raise SettingError(f"{name} is requests per second, finite and at least 1/{defaults.MAX_SECONDS:.0f} "
+                           f"(one in {_MAX_DAYS}), not {value!r}")
+
+
+def _check_proxy_url(name: str, url: str) -> None:
+    try:
+        check_http_url(url)
+    except ValueError as error:
+        raise SettingError(f"{name}: {error} (aiohttp and urllib3 speak to no other proxy)") from error
+
+
+def _remote(help: str, secret: bool = False, rule: Rule | None = None) -> dict[str, Any]:
+    """A field's metadata marking it a Remote setting: its help text, whether its value is a secret
+    (never taken on a command line, never written to a results folder), and the rule its value must
+    pass, besides its type."""
+    return {"remote": True, "help": help, "secret": secret, "rule": rule}
 
 
 @dataclass(frozen=True)
@@ -58,20 +139,23 @@ class DownloaderSettings:
     download_concurrency: int = field(default=defaults.DOWNLOAD_CONCURRENCY,
                                       metadata=_remote("Downloads in flight at once."))
     connect_timeout: float | None = field(default=defaults.CONNECT_TIMEOUT, metadata=_remote(
-        "Seconds to get a connection, waiting for a free one in the pool included."))
+        "Seconds to get a connection, waiting for a free one in the pool included.", rule=_check_seconds))
     sock_connect_timeout: float | None = field(default=defaults.SOCK_CONNECT_TIMEOUT, metadata=_remote(
-        "Seconds for the TCP (and TLS) connect of a new connection."))
+        "Seconds for the TCP (and TLS) connect of a new connection.", rule=_check_seconds))
     sock_read_timeout: float | None = field(default=defaults.SOCK_READ_TIMEOUT, metadata=_remote(
-        "Seconds a read may wait for the next bytes."))
+        "Seconds a read may wait for the next bytes.", rule=_check_seconds))
     total_timeout: float | None = field(default=defaults.TOTAL_TIMEOUT, metadata=_remote(
-        "Seconds one download attempt may take in all, body included."))
+        "Seconds one download attempt may take in all, body included.", rule=_check_seconds))
     max_retries: int = field(default=defaults.MAX_RETRIES, metadata=_remote(
         "Retries after the first attempt (connection errors, timeouts, 429, 5xx)."))
-    rate_limit: float | None = field(default=None, metadata=_remote("At most this many requests started per second."))
-    headers: Mapping[str, str] = field(default_factory=dict, metadata=_remote("Extra request headers."))
+    rate_limit: float | None = field(default=None, metadata=_remote(
+        "At most this many requests started per second.", rule=_check_rate))
+    headers: Mapping[str, str] = field(default_factory=dict, metadata=_remote(
+        "Extra request headers.", rule=_check_headers))
     username: str | None = field(default=None, metadata=_remote("User name for HTTP basic auth."))
     password: str | None = field(default=None, repr=False, metadata=_remote("Password for HTTP basic auth.", True))
-    proxy_url: str | None = field(default=None, metadata=_remote("HTTP proxy to download through."))
+    proxy_url: str | None = field(default=None, metadata=_remote(
+        "HTTP(S) proxy to download through.", rule=_check_proxy_url))
     proxy_username: str | None = field(default=None, metadata=_remote("User name for the proxy."))
     proxy_password: str | None = field(default=None, repr=False, metadata=_remote("Password for the proxy.", True))
     tls_validation: bool = field(default=True, metadata=_remote("Verify the server's TLS certificate."))
@@ -99,8 +183,10 @@ class DownloaderSettings:
             raise ValueError(f"download_concurrency must be at least 1, not {self.download_concurrency}")
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be 0 or more, not {self.max_retries}")
-        if self.rate_limit is not None and not (self.rate_limit > 0 and math.isfinite(self.rate_limit)):
-            raise ValueError(f"rate_limit is requests per second, positive and finite, not {self.rate_limit}")
+        for setting in REMOTE_SETTINGS:
+            value = getattr(self, setting.name)
+            if value is not None:
+                setting.check(value)
         if self.min_rate is not None and not (self.min_rate > 0 and math.isfinite(self.min_rate)):
             raise ValueError(f"min_rate is bytes per second, positive and finite, or None, not {self.min_rate}")
         if not (self.deadline_allowance >= 0 and math.isfinite(self.deadline_allowance)):
@@ -111,8 +197,6 @@ class DownloaderSettings:
             raise ValueError("username and password go together: give both or neither")
         if self.client_key is not None and self.client_cert is None:
             raise ValueError("client_key needs client_cert")
-        for name in ("connect_timeout", "sock_connect_timeout", "sock_read_timeout", "total_timeout"):
-            _check_timeout(name, getattr(self, name))
 
     @property
     def shortest_connect_timeout(self) -> float | None:
@@ -140,12 +224,13 @@ class DownloaderSettings:
 @dataclass(frozen=True)
 class RemoteSetting:
     """One setting a Remote carries: its name, the type of its value (int, float, bool, str, Path or
-    dict for headers), its help text, and whether its value is a secret."""
+    dict for headers), its help text, whether its value is a secret, and the rule its value must pass."""
 
     name: str
     kind: type
     help: str
     secret: bool
+    rule: Rule | None
 
     @property
     def flag(self) -> str:
@@ -155,12 +240,19 @@ class RemoteSetting:
         return "--" + self.name.replace("_", "-")
 
     def coerce(self, value: Any) -> Any:
-        """`value` as this setting's type: text (a command line's, an environment variable's) is parsed,
-        other values are checked; raises ValueError naming the setting."""
+        """`value` as this setting's type, passing its rule: text (a command line's, an environment
+        variable's) is parsed, other values are checked; raises ValueError naming the setting."""
         try:
-            return _PARSERS[self.kind](value) if isinstance(value, str) else _checked(self.kind, value)
+            typed = _PARSERS[self.kind](value) if isinstance(value, str) else _checked(self.kind, value)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{self.name}: {error}") from error
+        self.check(typed)
+        return typed
+
+    def check(self, value: Any) -> None:
+        """Raise SettingError, naming this setting, if `value` (of its type, not None) breaks its rule."""
+        if self.rule is not None:
+            self.rule(self.name, value)
 
 
 def _kind_of(hint: Any) -> type:
@@ -181,7 +273,10 @@ def _parse_bool(text: str) -> bool:
 
 
 def _parse_float(text: str) -> float:
-    number = float(text)
+    try:
+        number = float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number") from None
     if not math.isfinite(number):
         raise ValueError(f"{text!r} is not a finite number")
     return number
@@ -207,8 +302,6 @@ def _checked(kind: type, value: Any) -> Any:
         raise TypeError(f"{value!r} is not {'an' if kind is int else 'a'} {kind.__name__}")
     if kind is float and not math.isfinite(value):
         raise ValueError(f"{value!r} is not a finite number")
-    if kind is dict and not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise TypeError("header names and values must be strings")
     return dict(value) if kind is dict else value
 
 
@@ -218,7 +311,7 @@ _PARSERS: dict[type, typing.Callable[[str], Any]] = {
 
 _HINTS = typing.get_type_hints(DownloaderSettings)
 REMOTE_SETTINGS: tuple[RemoteSetting, ...] = tuple(
-    RemoteSetting(f.name, _kind_of(_HINTS[f.name]), f.metadata["help"], f.metadata["secret"])
+    RemoteSetting(f.name, _kind_of(_HINTS[f.name]), f.metadata["help"], f.metadata["secret"], f.metadata["rule"])
     for f in fields(DownloaderSettings)
     if f.metadata.get("remote")
 )

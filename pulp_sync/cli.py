@@ -355,8 +355,8 @@ def _long_lived_objects() -> Iterator[None]:
 
 
 def _save_remote(name: str, url: str, settings: dict[str, Any]) -> Remote:
-    """Create or update the remote; validated first, so a bad value is never saved. A URL of another
-    origin clears the credentials not given again (Remote.moved_to), as in the API."""
+    """Create or update the remote; validated first, so a bad value is never saved. A change clears the
+    secrets it would expose that it does not give again (Remote.safe_change), as in the API."""
     from django.db import IntegrityError
 
     from pulp_sync.models import Remote
@@ -372,7 +372,7 @@ def _saved(remote: Remote, url: str, given: dict[str, Any]) -> Remote:
     """The remote with the URL and settings given, validated, then saved in a transaction of its own."""
     from django.db import transaction
 
-    for field, value in {**remote.moved_to(url), "url": url, **given}.items():
+    for field, value in remote.safe_change({"url": url, **given}).items():
         setattr(remote, field, value)
     remote.full_clean(validate_unique=False)  # the database's unique index is the judge, race-free
     with transaction.atomic():

@@ -12,9 +12,12 @@ and MariaDB all fit.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import uuid
+from collections.abc import Mapping
 from dataclasses import fields
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -42,8 +45,16 @@ __all__ = [
 ]
 
 _SETTING_NAMES = frozenset(f.name for f in fields(DownloaderSettings))
-ORIGIN_CREDENTIALS = ("username", "password", "headers", "client_cert", "client_key")
-"""What a remote sends to its URL's origin only (see Remote.moved_to)."""
+SENT_TO_ORIGIN = ("username", "password", "headers", "secret_headers")
+"""What a remote's requests carry to its URL's origin, basic auth and headers (`secret_headers` names
+some of the headers, and goes with them): whoever can read those requests reads these. See Remote.safe_change."""
+ORIGIN_IDENTITY = ("client_cert", "client_key")
+"""The client certificate a remote presents to its URL's origin. The key never leaves the service: a TLS
+handshake proves it to that handshake's peer only, so no proxy or man in the middle can reuse it."""
+SENT_TO_PROXY = ("proxy_username", "proxy_password")
+"""What a remote's requests carry to its proxy (Proxy-Authorization)."""
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+"""Headers (lowercase names) whose values are credentials whoever gave them: never shown, as passwords are not."""
 
 
 @deconstructible
@@ -97,7 +108,8 @@ class Remote(models.Model):
 
     The settings fields are named exactly like `DownloaderSettings` (and pulpcore's Remote); a null
     field means "the downloader's default". No URL holds credentials (`NoCredentialsInUrl`); the
-    certificates and key are PEM text (the API takes nothing else).
+    certificates and key are PEM text (the API takes nothing else). A change that would expose a stored
+    secret clears it (`safe_change`); readers see header values as `shown_headers` says.
     """
 
     name = models.CharField(max_length=255, unique=True)
@@ -118,6 +130,12 @@ class Remote(models.Model):
     max_retries = models.PositiveIntegerField(null=True, blank=True)
     rate_limit = models.FloatField(null=True, blank=True)
     headers = models.JSONField(null=True, blank=True)
+    secret_headers = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The names of the headers given by reference (the command line's --header-env): their values "
+        "are never shown, as Authorization's, Proxy-Authorization's and Cookie's are not.",
+    )
     username = models.TextField(null=True, blank=True)
     password = models.TextField(null=True, blank=True)
     proxy_url = models.TextField(
@@ -135,14 +153,54 @@ class Remote(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def moved_to(self, url: str) -> dict[str, None]:
-        """What a change of this saved remote's URL to `url` clears: its ORIGIN_CREDENTIALS when `url` is
-        of another origin (scheme, host or port), so that whoever may change the URL cannot send the
-        stored password to a host of their own; nothing for the same origin or a new remote. The API and
-        the command line apply it alike, and give the credentials again in the same change to keep them."""
-        if self.pk is None or downloaders.origin(url) == downloaders.origin(self.url):
-            return {}
-        return dict.fromkeys(ORIGIN_CREDENTIALS)
+    def safe_change(self, change: Mapping[str, Any]) -> dict[str, Any]:
+        """`change` as it is saved on this remote: with every stored secret it would expose to someone new
+        cleared (`exposed_by`), unless `change` gives it again; and headers given without saying which came
+        by reference (as the API gives them) with no `secret_headers`. The API and the command line apply
+        it alike, so that whoever may change a remote cannot have its secrets sent where they can read them."""
+        cleared = dict.fromkeys(self.exposed_by(change) if self.pk is not None else ())
+        if "headers" in change:
+            cleared["secret_headers"] = None
+        return {**cleared, **change}
+
+    def exposed_by(self, change: Mapping[str, Any]) -> set[str]:
+        """The secret fields that saving `change` would let someone new read, by which field it changes:
+
+        - `url` to another origin (scheme, host or port): SENT_TO_ORIGIN and ORIGIN_IDENTITY, which would
+          go to that host;
+        - `proxy_url` set, or to another origin: SENT_TO_PROXY, which the new proxy would get, and
+          SENT_TO_ORIGIN unless TLS to an authenticated origin hides them from it (`_tls_hides`). Removing
+          the proxy shows them to no one new (a proxy set later clears them then);
+        - `tls_validation` turned off, or another `ca_cert` while it is on (`_trust`): what travels inside
+          TLS to a peer no longer authenticated as before, SENT_TO_ORIGIN over https and SENT_TO_PROXY to an
+          https proxy.
+
+        Nothing exposes ORIGIN_IDENTITY but a new origin: the key itself is never sent."""
+        after = copy.copy(self)
+        for name, value in change.items():
+            setattr(after, name, value)
+        exposed: set[str] = set()
+        if downloaders.origin(after.url) != downloaders.origin(self.url):
+            exposed.update(SENT_TO_ORIGIN, ORIGIN_IDENTITY)
+        if _proxy_origin(after) not in (None, _proxy_origin(self)):
+            exposed.update(SENT_TO_PROXY, () if _tls_hides(after) else SENT_TO_ORIGIN)
+        if _trust(self) is not None and _trust(after) != _trust(self):
+            exposed.update(SENT_TO_ORIGIN if _is_https(after.url) else ())
+            exposed.update(SENT_TO_PROXY if _is_https(after.proxy_url) else ())
+        return exposed
+
+    def shown_headers(self, values_readable: bool) -> dict[str, str | None] | None:
+        """The headers as a reader sees them: every name; the value of a secret header (SECRET_HEADERS,
+        or given by reference) as None for everyone, and of the others as None unless `values_readable`
+        (the remote's owners and admins). None when there are none."""
+        if self.headers is None:
+            return None
+        by_reference = {name.lower() for name in self.secret_headers or ()}
+        hidden = SECRET_HEADERS | by_reference
+        return {
+            name: value if values_readable and name.lower() not in hidden else None
+            for name, value in self.headers.items()
+        }
 
     def downloader_settings(self) -> DownloaderSettings:
         """The settings this remote gives its downloader, under the service's remote-address policy;
@@ -158,6 +216,27 @@ class Remote(models.Model):
             downloaders.load(self.downloader)
         except (ValueError, UnknownDownloader) as error:
             raise ValidationError(f"remote {self.name!r}: {error}") from error
+
+
+def _proxy_origin(remote: Remote) -> tuple[str, str, int | None] | None:
+    """Where the remote's proxy is (scheme, host, port), or None without one."""
+    return downloaders.origin(remote.proxy_url) if remote.proxy_url else None
+
+
+def _is_https(url: str | None) -> bool:
+    return url is not None and downloaders.origin(url)[0] == "https"
+
+
+def _trust(remote: Remote) -> tuple[str | None] | None:
+    """How the remote authenticates the peers of its TLS connections: the CA certificates it trusts (None
+    for the system's), or None when it does not (`tls_validation` off)."""
+    return (remote.ca_cert or None,) if remote.tls_validation else None
+
+
+def _tls_hides(remote: Remote) -> bool:
+    """Whether the remote's requests to its origin are unreadable to its proxy: https, whose tunnel
+    through the proxy ends at an origin the remote authenticates (`tls_validation` on)."""
+    return _is_https(remote.url) and remote.tls_validation
 
 
 class Repository(models.Model):

@@ -8,14 +8,17 @@ command line, where `ps` and the shell's history show them to everyone:
     --password-file PATH      the password is the first line of PATH
     --client-key-file PATH    the client certificate's key is in PATH
     --header 'Name: value'    a request header (repeatable); --header-env 'Name=VAR' takes its value
-                              from $VAR, for headers that carry a token
+                              from $VAR, for headers that carry a token: the remote records the
+                              header as given by reference, and the API never shows its value
 
-An option left out keeps the remote's value (or the downloader's default for a new remote).
+An option left out keeps the remote's value (or the downloader's default for a new remote). A value
+breaking its setting's rule (downloaders/settings.py: a timeout past the bound every engine can wait,
+a header that would end the request early, a proxy that is not http or https) is a usage error naming
+the option, as the API and the harness's specs refuse it.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -23,7 +26,8 @@ from urllib.parse import urlsplit
 
 import click
 
-from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, is_pem
+from downloaders.errors import SettingError
+from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, check_header, is_pem
 
 __all__ = ["remote_options", "settings_from_options", "refuse_password_in_url"]
 
@@ -33,19 +37,19 @@ _PREFIX = "setting__"
 """The parameter names of the generated options start with this, so a command can tell them apart."""
 
 
-class _FiniteFloat(click.ParamType):
-    """A finite number: `inf` or `nan` would be stored and then break the JSON that reports it."""
+class _Checked(click.ParamType):
+    """A number or text as its setting takes it (`RemoteSetting.coerce`): typed, and passing the
+    setting's rule (a finite timeout no longer than every engine can wait, an http or https proxy)."""
 
-    name = "number"
+    def __init__(self, setting: RemoteSetting) -> None:
+        self.setting = setting
+        self.name = "number" if setting.kind is float else "text"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         try:
-            number = float(value)
-        except (TypeError, ValueError):
-            self.fail(f"{value!r} is not a number", param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return number
+            return self.setting.coerce(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
 
 
 def remote_options(function: F) -> F:
@@ -57,15 +61,17 @@ def remote_options(function: F) -> F:
 
 
 def settings_from_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The Remote settings given on the command line, secrets read from where they were named; the
-    generated options are removed from `options`. Raises click.BadParameter on an unset variable or
-    an unreadable file."""
+    """The Remote settings given on the command line, secrets read from where they were named, and with
+    headers the Remote's `secret_headers`, the names of those given by reference; the generated options
+    are removed from `options`. Raises click.BadParameter on an unset variable or an unreadable file."""
     given = {name.removeprefix(_PREFIX): options.pop(name) for name in list(options) if name.startswith(_PREFIX)}
     settings: dict[str, Any] = {}
     for setting in REMOTE_SETTINGS:
         value = _value_of(setting, given)
         if value is not None:
             settings[setting.name] = value
+    if "headers" in settings:
+        settings["secret_headers"] = list(_references(given["headers_env"])) or None
     return settings
 
 
@@ -108,15 +114,14 @@ def _options_of(setting: RemoteSetting) -> list[Callable[[F], F]]:
         return [click.option(_flag(setting) + "/" + _flag(setting).replace("--", "--no-", 1), name, default=None,
                              help=setting.help)]
     decls = [_flag(setting), name] + (["--concurrency"] if setting.name == "download_concurrency" else [])
-    return [click.option(*decls, type=_TYPES[setting.kind], help=setting.help)]
+    return [click.option(*decls, type=_type_of(setting), help=setting.help)]
 
 
-_TYPES: dict[type, click.ParamType] = {
-    int: click.IntRange(min=0),
-    float: _FiniteFloat(),
-    str: click.STRING,
-    Path: click.Path(exists=True, dir_okay=False),
-}
+def _type_of(setting: RemoteSetting) -> click.ParamType:
+    """The click type of a setting's option: a file for a certificate, a count, or a checked value."""
+    if setting.kind is Path:
+        return click.Path(exists=True, dir_okay=False)
+    return click.IntRange(min=0) if setting.kind is int else _Checked(setting)
 
 
 def _value_of(setting: RemoteSetting, given: dict[str, Any]) -> Any:
@@ -162,13 +167,30 @@ def _headers(pairs: tuple[str, ...], from_environment: tuple[str, ...]) -> dict[
         name, colon, value = pair.partition(":")
         if not colon or not name.strip():
             raise click.BadParameter(f"{pair!r} is not 'NAME: VALUE'", param_hint="--header")
-        headers[name.strip()] = value.strip()
-    for pair in from_environment:
+        headers[name.strip()] = _checked_header(name.strip(), value.strip(), "--header")
+    for name, variable in _references(from_environment).items():
+        headers[name] = _checked_header(name, _from_environment(variable, "--header-env"), "--header-env")
+    return headers or None
+
+
+def _checked_header(name: str, value: str, param_hint: str) -> str:
+    """`value`, if a request can carry the header as it is (downloaders.settings.check_header)."""
+    try:
+        check_header(name, value)
+    except SettingError as error:
+        raise click.BadParameter(str(error), param_hint=param_hint) from error
+    return value
+
+
+def _references(pairs: tuple[str, ...]) -> dict[str, str]:
+    """--header-env's NAME=VAR pairs: each header's name and the variable its value is in."""
+    references: dict[str, str] = {}
+    for pair in pairs:
         name, equals, variable = pair.partition("=")
         if not equals or not name.strip() or not variable.strip():
             raise click.BadParameter(f"{pair!r} is not NAME=VAR", param_hint="--header-env")
-        headers[name.strip()] = _from_environment(variable.strip(), "--header-env")
-    return headers or None
+        references[name.strip()] = variable.strip()
+    return references
 
 
 def _from_environment(variable: str, param_hint: str) -> str:

@@ -1,24 +1,32 @@
 """What the API shows of each model and what it accepts; a remote is checked by the model's own clean()
-and, in both dialects, by RemoteSerializer: the remote-address policy, PEM text, credentials kept
-only for the URL's origin."""
+and, in both dialects, by RemoteSerializer: the remote-address policy, PEM text, no secret kept where
+a change would expose it (Remote.safe_change), header values shown only to whom they may be shown."""
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError, models, transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.validators import UniqueValidator
 
-from downloaders import AddressRefused, UnknownDownloader
+from downloaders import AddressRefused, UnknownDownloader, UnsupportedURL, check_url
 from pulp_sync.api import pem
+from pulp_sync.api.access import may_change
 from pulp_sync.api.fields import HrefField, HrefOrIdField, RelatedHrefField, VersionHrefField, version_href
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task
 
 __all__ = [
+    "UniqueName",
+    "shown_headers",
+    "HIDDEN_GIVEN_BACK",
     "RemoteSerializer",
     "RepositorySerializer",
     "RepositoryVersionSerializer",
@@ -31,6 +39,10 @@ __all__ = [
 
 SECRET_FIELDS = ("password", "proxy_password", "client_key")
 """Remote fields that are written but never shown; `hidden_fields` says which of them are set."""
+NOT_SHOWN = ("secret_headers",)
+"""Remote fields the API neither shows nor takes: which headers came by reference is the command line's."""
+HIDDEN_GIVEN_BACK = "a value shown as null is hidden: give it again, or leave headers out to keep them all"
+"""Why a header value of null is refused: a client sending back what it read must not blank a hidden value."""
 
 
 class HiddenFieldSerializer(serializers.Serializer):
@@ -40,17 +52,85 @@ class HiddenFieldSerializer(serializers.Serializer):
     is_set = serializers.BooleanField()
 
 
-class RemoteSerializer(serializers.ModelSerializer):
+class UniqueName:
+    """A serializer mixin (before ModelSerializer) for objects whose names are unique across the
+    installation, as in Pulp (remotes, repositories). A name another object holds, whoever's and whether
+    the user may see it or not, is refused with the name field's own message and nothing more, also when
+    that object is saved between the field's check and this save, where the database's index refuses it:
+    a taken name is the one thing the API tells of an object the user may not see (docs/api.md)."""
+
+    def create(self, validated_data: dict[str, Any]) -> models.Model:
+        with self._name_checked(validated_data.get("name")):
+            return super().create(validated_data)  # type: ignore[misc]
+
+    def update(self, instance: models.Model, validated_data: dict[str, Any]) -> models.Model:
+        with self._name_checked(validated_data.get("name"), instance.pk):
+            return super().update(instance, validated_data)  # type: ignore[misc]
+
+    @contextmanager
+    def _name_checked(self, name: str | None, pk: int | None = None) -> Iterator[None]:
+        """Save in a transaction (a savepoint in the view's) whose IntegrityError, if another object has
+        `name` by then, is the 400 of the name field's unique check; any other is left as it is."""
+        try:
+            with transaction.atomic():
+                yield
+        except IntegrityError as error:
+            model = self.Meta.model  # type: ignore[attr-defined]
+            if name is None or not model.objects.filter(name=name).exclude(pk=pk).exists():
+                raise
+            raise serializers.ValidationError({"name": [self._taken()]}) from error
+
+    def _taken(self) -> str:
+        """The message of the name field's own unique check (`remote with this name already exists.`)."""
+        validators = self.fields["name"].validators  # type: ignore[attr-defined]
+        return next(validator.message for validator in validators if isinstance(validator, UniqueValidator))
+
+
+def shown_headers(field: serializers.Field, remote: Remote) -> dict[str, str | None] | None:
+    """`remote`'s headers as the request's user may read them (Remote.shown_headers): the values that
+    are not secret to the remote's owners and admins only, who may change them anyway."""
+    if not remote.headers:  # nothing to hide: no query for the user's roles
+        return remote.headers
+    request = field.context.get("request")
+    return remote.shown_headers(request is not None and may_change(request.user, remote))
+
+
+class ShownHeadersField(serializers.JSONField):
+    """The deprecated API's headers, one JSON object, as `shown_headers` shows them; a null value is refused."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        headers = super().to_internal_value(data)
+        if isinstance(headers, dict) and None in headers.values():
+            raise serializers.ValidationError(HIDDEN_GIVEN_BACK)
+        return headers
+
+    def get_attribute(self, remote: Remote) -> dict[str, str | None] | None:
+        return shown_headers(self, remote)
+
+
+class RemoteSerializer(UniqueName, serializers.ModelSerializer):
     """A remote with its downloader settings; validated by `Remote.clean`, exactly as the CLI's are,
     and by what only API users may not do: name a host the remote-address policy refuses, give a
-    certificate as anything but PEM text, keep credentials for a URL of another origin."""
+    certificate as anything but PEM text, keep a secret where a change exposes it (Remote.safe_change)."""
 
     pulp_href = HrefField(view_name="remote-detail")
+    headers = ShownHeadersField(
+        required=False,
+        allow_null=True,
+        help_text="Headers sent with every request; an update replaces them all. The value of Authorization, "
+        "Proxy-Authorization, Cookie and of a header given by reference is never shown (null), nor any value "
+        "to a viewer.",
+    )
     hidden_fields = serializers.SerializerMethodField()
 
     class Meta:
         model = Remote
-        fields = ["pulp_href", "id", *(f.name for f in Remote._meta.concrete_fields if f.name != "id"), "hidden_fields"]
+        fields = [
+            "pulp_href",
+            "id",
+            *(f.name for f in Remote._meta.concrete_fields if f.name not in ("id", *NOT_SHOWN)),
+            "hidden_fields",
+        ]
         extra_kwargs = {name: {"write_only": True} for name in SECRET_FIELDS}
 
     @extend_schema_field(HiddenFieldSerializer(many=True))
@@ -74,9 +154,9 @@ class RemoteSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """The remote as it would be saved must pass `Remote.clean` (downloader installed, settings sane);
-        a URL of another origin clears the credentials the request does not give again."""
-        if self.instance is not None and "url" in attrs:
-            attrs = {**self.instance.moved_to(attrs["url"]), **attrs}
+        a change clears the secrets it would expose that the request does not give again (Remote.safe_change)."""
+        if self.instance is not None:
+            attrs = self.instance.safe_change(attrs)
         candidate = copy.copy(self.instance) if self.instance is not None else Remote()
         for name, value in attrs.items():
             setattr(candidate, name, value)
@@ -90,15 +170,17 @@ class RemoteSerializer(serializers.ModelSerializer):
 
 
 def _allowed(url: str) -> str:
-    """`url`, if the service's remote-address policy lets syncs fetch from its host; else a 400 saying why."""
+    """`url`, if it is http or https (DRF's URLField drops the model's URLValidator, and takes ftp://) and
+    the service's remote-address policy lets syncs fetch from its host; else a 400 saying why."""
     try:
+        check_url(url)
         settings.PULP_SYNC_ADDRESS_POLICY.check_url(url)
-    except AddressRefused as error:
+    except (UnsupportedURL, AddressRefused) as error:
         raise serializers.ValidationError(str(error)) from error
     return url
 
 
-class RepositorySerializer(serializers.ModelSerializer):
+class RepositorySerializer(UniqueName, serializers.ModelSerializer):
     """A repository, where its versions are, and its latest version."""
 
     pulp_href = HrefField(view_name="repository-detail")

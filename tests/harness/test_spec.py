@@ -97,3 +97,23 @@ def test_nginx_cannot_serve_a_shaped_profile() -> None:
     with pytest.raises(SpecError, match="cannot shape"):
         check_site(spec)
     check_site(spec.with_overrides(profile="loopback"))
+
+
+@pytest.mark.parametrize(
+    ("remote", "message"),
+    [
+        ({"headers": {"X-Trace": "a\r\nX-Injected: 1"}}, "headers: the value of X-Trace holds CR, LF or NUL"),
+        ({"headers": {"X-Trace": "a\u0000b"}}, "headers: the value of X-Trace holds CR, LF or NUL"),
+        ({"sock_read_timeout": 1e308}, "sock_read_timeout must be a positive number of seconds, at most"),
+        ({"rate_limit": 1e-308}, "rate_limit is requests per second, finite and at least"),
+        ({"proxy_url": "ftp://127.0.0.1:21"}, "proxy_url: only http and https URLs are fetched, not 'ftp'"),
+    ],
+)
+def test_a_remote_setting_no_sync_can_use_is_refused_naming_it(remote: dict[str, object], message: str) -> None:
+    """The rules of downloaders/settings.py, which the command line and the API apply too."""
+    with pytest.raises(SpecError) as refused:
+        experiment_from_dict(_spec(remote=remote))
+    assert str(refused.value).startswith(f"[remote]: {message}") and "\n" not in str(refused.value)
+    variant = {"name": "a", "downloader": "asyncio", "remote": remote}
+    with pytest.raises(SpecError, match=r"^variant 'a': remote: " + message.split(" ")[0]):
+        experiment_from_dict(_spec(variants=[variant]))

@@ -296,7 +296,8 @@ def test_malformed_json_is_a_400_that_saves_nothing(api: Api) -> None:
         (
             {"total_timeout": -1},
             NON_FIELD,
-            "{remote}: total_timeout must be a positive number of seconds or None, not -1.0",
+            "{remote}: total_timeout must be a positive number of seconds, at most 2147483 (24.9 days), or None for "
+            "no limit, not -1.0",
         ),
         ({"username": "someone"}, NON_FIELD, "{remote}: username and password go together: give both or neither"),
         ({"client_key": KEY}, NON_FIELD, "{remote}: client_key needs client_cert"),

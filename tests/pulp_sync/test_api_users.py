@@ -1,7 +1,9 @@
 """Users of the API side by side (Django's test client on conftest's sqlite database): objects belong
-to their creator, Pulp's roles share them, admins see everything; and what no user may do: keep
-credentials for another origin, name a host the remote-address policy refuses, put credentials in a
-URL, give a path for a certificate, ask for a page without end, send a body that does not parse.
+to their creator, Pulp's roles share them, admins see everything, header values are shown to owners
+only and secret ones to no one, a taken name says nothing more of an object the user may not see; and
+what no user may do: keep a secret where a change of the remote would expose it (another origin, a new
+proxy, TLS validation off, another CA), name a host the remote-address policy refuses, put credentials
+in a URL, give a path for a certificate, ask for a page without end, send a body that does not parse.
 test_api.py checks the same ownership over real HTTP, test_pulp_cli.py with pulp-cli.
 """
 
@@ -14,10 +16,13 @@ import pytest
 from django.core.exceptions import ValidationError
 from rest_framework.test import APIClient
 
+from rest_framework.validators import UniqueValidator
+
 from pulp_sync.api.auth import save_user
 from pulp_sync.models import Remote, Repository, Task
 from pulp_sync.tasks import dispatch_sync
 from tests.pulp_sync.test_pulp_api import call, created
+from tests.pulp_sync.test_remote_options import invoke
 from tests.pulp_sync.test_tasks import queue, redis  # noqa: F401 - fixtures, used by name
 from tests.servers import self_signed_certificate
 
@@ -28,6 +33,15 @@ VIEWER = "file.fileremote_viewer"
 NOT_PEM = "not PEM text: give the certificates themselves (-----BEGIN CERTIFICATE----- ...), not a path"
 KEY = "-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n"
 """A key block as the API checks it (base64 of a DER sequence), good enough where no TLS is made."""
+HTTP, HTTPS = "http://127.0.0.1:8000/PULP_MANIFEST", "https://127.0.0.1:8443/PULP_MANIFEST"
+PROXY, OTHER_PROXY, HTTPS_PROXY = "http://127.0.0.1:3128", "http://127.0.0.2:3128", "https://127.0.0.1:3129"
+ORIGIN = {"username", "password", "headers"}
+PROXY_CREDENTIALS = {"proxy_username", "proxy_password"}
+AUTHORIZATION = {"remotes/file/file/": [{"Authorization": "Bearer t"}],
+                 "/api/v3/remotes/": {"Authorization": "Bearer t"}}
+"""An Authorization header in each dialect's shape, by the dialect's collection of remotes."""
+TAKEN = {"remotes": {"name": ["remote with this name already exists."]},
+         "repositories": {"name": ["repository with this name already exists."]}}
 
 
 def client_of(name: str, admin: bool = False) -> APIClient:
@@ -55,6 +69,14 @@ def admin(db: Path) -> APIClient:
 @pytest.fixture
 def certificate(tmp_path: Path) -> tuple[Path, Path]:
     return self_signed_certificate(tmp_path)
+
+
+@pytest.fixture
+def secrets(certificate: tuple[Path, Path]) -> dict[str, Any]:
+    """Every secret of a remote but its headers (AUTHORIZATION), as the API takes them."""
+    cert, key = (path.read_text().strip() for path in certificate)  # as stored: DRF trims text
+    return {"username": "a", "password": "secret", "client_cert": cert, "client_key": key, "proxy_username": "p",
+            "proxy_password": "proxy-secret"}
 
 
 def remote_and_repository(client: APIClient, url: str, **fields: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -223,6 +245,138 @@ def test_a_new_origin_clears_the_credentials(alice: APIClient, certificate: tupl
     call(alice, "PATCH", deprecated, {"username": "a", "password": "secret"})
     put = call(alice, "PUT", deprecated, {"name": "r", "url": "http://127.0.0.9/PULP_MANIFEST"})
     assert put.status_code == 200 and Remote.objects.get().password is None, "the deprecated API's too"
+
+
+def cleared_by(client: APIClient, start: dict[str, Any], change: dict[str, Any], secrets: dict[str, Any]) -> set[str]:
+    """The secrets that an update with `change` clears on a remote made with `start`, `secrets` and an
+    Authorization header, alike in both dialects; the same update giving them again keeps them all."""
+    found = []
+    for collection, headers in AUTHORIZATION.items():
+        given = {**secrets, "headers": headers}
+        found.append(_cleared(client, collection, start, given, change))
+        assert _cleared(client, collection, start, given, {**change, **given}) == set(), "given again: kept"
+    assert found[0] == found[1], f"{found}: the two dialects differ"
+    return found[0]
+
+
+def _cleared(client: APIClient, collection: str, start: dict[str, Any], given: dict[str, Any],
+             change: dict[str, Any]) -> set[str]:
+    """The fields of `given` that an update by `change` leaves empty on a remote made with `start` and them."""
+    name = f"r{Remote.objects.count()}"
+    remote = created(client, collection, {"name": name, **start, **given})
+    updated = call(client, "PATCH", remote["pulp_href"], change)
+    assert updated.status_code == 200, updated.json()
+    stored = Remote.objects.get(name=name)
+    return {field for field in given if getattr(stored, field) is None}
+
+
+def test_a_new_proxy_clears_the_secrets_it_would_read(alice: APIClient, secrets: dict[str, Any]) -> None:
+    for start, change, expected in [
+        ({"url": HTTP, "proxy_url": PROXY}, {"proxy_url": OTHER_PROXY}, ORIGIN | PROXY_CREDENTIALS),
+        ({"url": HTTP}, {"proxy_url": PROXY}, ORIGIN | PROXY_CREDENTIALS),
+        ({"url": HTTPS, "proxy_url": PROXY}, {"proxy_url": OTHER_PROXY}, PROXY_CREDENTIALS),
+        ({"url": HTTPS, "proxy_url": PROXY, "tls_validation": False}, {"proxy_url": OTHER_PROXY},
+         ORIGIN | PROXY_CREDENTIALS),
+        ({"url": HTTP, "proxy_url": PROXY}, {"proxy_url": PROXY + "/"}, set()),
+        ({"url": HTTP, "proxy_url": PROXY}, {"proxy_url": None}, set()),
+    ]:
+        assert cleared_by(alice, start, change, secrets) == expected, (start, change)
+
+
+def test_tls_validation_turned_off_clears_what_a_man_in_the_middle_would_read(
+    alice: APIClient, secrets: dict[str, Any]
+) -> None:
+    for start, change, expected in [
+        ({"url": HTTPS, "proxy_url": PROXY}, {"tls_validation": False}, ORIGIN),
+        ({"url": HTTPS, "proxy_url": HTTPS_PROXY}, {"tls_validation": False}, ORIGIN | PROXY_CREDENTIALS),
+        ({"url": HTTP, "proxy_url": PROXY}, {"tls_validation": False}, set()),
+        ({"url": HTTPS, "tls_validation": False}, {"tls_validation": True}, set()),
+    ]:
+        assert cleared_by(alice, start, change, secrets) == expected, (start, change)
+
+
+def test_another_ca_cert_clears_what_its_holder_could_read(alice: APIClient, secrets: dict[str, Any]) -> None:
+    ca = secrets["client_cert"]
+    for start, change, expected in [
+        ({"url": HTTPS}, {"ca_cert": ca}, ORIGIN),
+        ({"url": HTTPS, "ca_cert": ca}, {"ca_cert": ""}, ORIGIN),
+        ({"url": HTTPS, "proxy_url": HTTPS_PROXY, "ca_cert": ca}, {"ca_cert": ""}, ORIGIN | PROXY_CREDENTIALS),
+        ({"url": HTTPS, "ca_cert": ca}, {"ca_cert": ca}, set()),
+        ({"url": HTTPS, "ca_cert": ca, "tls_validation": False}, {"ca_cert": ""}, set()),
+    ]:
+        assert cleared_by(alice, start, change, secrets) == expected, (start, change)
+
+
+def test_header_values_are_shown_to_owners_and_secret_ones_to_no_one(
+    alice: APIClient, bob: APIClient, admin: APIClient
+) -> None:
+    headers = {"Authorization": "Bearer t", "proxy-authorization": "Basic cA==", "COOKIE": "s=1", "X-Trace": "abc"}
+    remote = created(alice, "remotes/file/file/", {"name": "r", "url": HTTP,
+                                                   "headers": [{name: value} for name, value in headers.items()]})
+    deprecated = f"/api/v3/remotes/{remote['pulp_href'].split('/')[-2]}/"
+    assert call(alice, "POST", remote["pulp_href"] + "add_role/", {"role": VIEWER, "users": ["bob"]}).status_code == 201
+
+    for client, trace in [(alice, "abc"), (admin, "abc"), (bob, None)]:
+        shown = {"Authorization": None, "proxy-authorization": None, "COOKIE": None, "X-Trace": trace}
+        assert call(client, "GET", remote["pulp_href"]).json()["headers"] == [{n: v} for n, v in shown.items()]
+        assert call(client, "GET", "remotes/file/file/").json()["results"][0]["headers"] == [
+            {n: v} for n, v in shown.items()
+        ]
+        assert call(client, "GET", deprecated).json()["headers"] == shown
+        assert call(client, "GET", "/api/v3/remotes/").json()["results"][0]["headers"] == shown
+    assert Remote.objects.get().headers == headers, "stored, and sent, as given"
+
+    for href in (remote["pulp_href"], deprecated):
+        shown_back = call(alice, "PATCH", href, {"headers": call(alice, "GET", href).json()["headers"]})
+        assert shown_back.status_code == 400, shown_back.json()
+        assert "a value shown as null is hidden" in shown_back.json()["headers"][0], "what was read, sent back"
+    assert Remote.objects.get().headers == headers, "nothing lost"
+
+
+def test_a_header_given_by_reference_is_never_shown(admin: APIClient, server: str) -> None:
+    given = invoke("sync", server + "good/PULP_MANIFEST", "--header", "X-Trace: abc", "--header-env", "X-Api-Key=KEY",
+                   env={"KEY": "k3y"})
+    assert given.exit_code == 0, given.output
+    remote = Remote.objects.get()
+    assert remote.headers == {"X-Trace": "abc", "X-Api-Key": "k3y"}
+    pulp, deprecated = f"remotes/file/file/{remote.pk}/", f"/api/v3/remotes/{remote.pk}/"
+    assert call(admin, "GET", pulp).json()["headers"] == [{"X-Trace": "abc"}, {"X-Api-Key": None}]
+    assert call(admin, "GET", deprecated).json()["headers"] == {"X-Trace": "abc", "X-Api-Key": None}
+
+    in_clear = invoke("sync", server + "good/PULP_MANIFEST", "--header", "X-Api-Key: public")
+    assert in_clear.exit_code == 0, in_clear.output
+    assert call(admin, "GET", pulp).json()["headers"] == [{"X-Api-Key": "public"}], "given in clear: shown"
+    assert call(admin, "PATCH", deprecated, {"headers": {"X-Api-Key": "k3y"}}).json()["headers"] == {"X-Api-Key": "k3y"}
+
+
+def test_a_taken_name_is_refused_alike_whoever_holds_it(
+    alice: APIClient, bob: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer for a name held by an object the user may not see is the answer for one they see, word
+    for word, also when that object is saved between the name's check and the save (a race)."""
+    for name in ("r", "alices"):
+        remote = created(alice, "remotes/file/file/", {"name": name, "url": HTTP})
+        created(alice, "repositories/file/file/", {"name": name, "remote": remote["pulp_href"]})
+    created(bob, "remotes/file/file/", {"name": "bobs", "url": HTTP})
+    created(bob, "repositories/file/file/", {"name": "bobs"})
+
+    def answers(client: APIClient, own: str) -> list[tuple[int, Any]]:
+        """Every way to ask for the name "r": create, and rename the user's own object named `own`."""
+        asked = []
+        for collection, deprecated, body in [("remotes/file/file/", "/api/v3/remotes/", {"name": "r", "url": HTTP}),
+                                             ("repositories/file/file/", "/api/v3/repositories/", {"name": "r"})]:
+            mine = call(client, "GET", f"{collection}?name={own}").json()["results"][0]["pulp_href"]
+            asked += [call(client, "POST", collection, body), call(client, "POST", deprecated, body),
+                      call(client, "PATCH", mine, {"name": "r"}), call(client, "PUT", mine, body)]
+        return [(answer.status_code, answer.json()) for answer in asked]
+
+    expected = [(400, TAKEN[kind]) for kind in ("remotes", "repositories") for _ in range(4)]
+    assert answers(alice, "alices") == expected, "hers: she sees it"
+    assert answers(bob, "bobs") == expected, "not his: the same words, nothing more"
+    monkeypatch.setattr(UniqueValidator, "__call__", lambda self, value, field: None)  # saved after the check
+    assert answers(bob, "bobs") == expected, "and when the index refuses it"
+    assert sorted(Remote.objects.values_list("name", flat=True)) == ["alices", "bobs", "r"]
+    assert sorted(Repository.objects.values_list("name", flat=True)) == ["alices", "bobs", "r"]
 
 
 @pytest.mark.parametrize("url", ["http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/PULP_MANIFEST"])

@@ -66,9 +66,9 @@ def test_unknown_downloader_is_one_error_line(db: Path, server: str) -> None:
 
 
 def test_bad_setting_is_one_error_line(db: Path, server: str) -> None:
-    result = invoke("sync", server + "good/PULP_MANIFEST", "--total-timeout", "-1")
+    result = invoke("sync", server + "good/PULP_MANIFEST", "--concurrency", "0")
     assert result.exit_code == 1
-    assert result.stderr.startswith("Error: remote 'good': total_timeout must be a positive number")
+    assert result.stderr == "Error: remote 'good': download_concurrency must be at least 1, not 0\n"
 
 
 def test_failed_sync_is_one_error_line(db: Path, server: str) -> None:

@@ -120,3 +120,23 @@ def test_a_url_of_another_origin_leaves_the_credentials_behind(db: Path, server:
     remote = Remote.objects.get(name="good")
     assert (remote.url, remote.username, remote.password, remote.headers) == (elsewhere + "good/PULP_MANIFEST",
                                                                               None, None, None)
+
+
+def test_a_new_proxy_leaves_the_credentials_behind(db: Path, server: str) -> None:
+    """The API's rule on the command line too: a proxy set on a plain-http remote would read its credentials,
+    unless the same command gives them again. (The fixture server serves as the proxy too.)"""
+    credentials = ("--username", "me", "--password-env", "REMOTE_PASSWORD", "--header-env", "X-Token=TOKEN")
+    env = {"REMOTE_PASSWORD": "hunter2", "TOKEN": "t0ken"}
+    given = invoke("sync", server + "good/PULP_MANIFEST", *credentials, env=env)
+    assert given.exit_code == 0, given.output
+
+    proxied = invoke("sync", server + "good/PULP_MANIFEST", "--proxy-url", server)
+    assert proxied.exit_code == 0, proxied.output
+    remote = Remote.objects.get(name="good")
+    assert (remote.proxy_url, remote.username, remote.password, remote.headers) == (server, None, None, None)
+
+    other_proxy = server.replace("127.0.0.1", "localhost")
+    again = invoke("sync", server + "good/PULP_MANIFEST", "--proxy-url", other_proxy, *credentials, env=env)
+    assert again.exit_code == 0, again.output
+    remote = Remote.objects.get(name="good")
+    assert (remote.proxy_url, remote.password, remote.headers) == (other_proxy, "hunter2", {"X-Token": "t0ken"})

@@ -54,8 +54,12 @@ class QueryFilter:
         )
 
     def values(self, request: Request) -> list[str]:
-        """The values given, `a,b` and `?x=a&x=b` alike for an `__in` parameter; [] when absent."""
+        """The values given, `a,b` and `?x=a&x=b` alike for an `__in` parameter; [] when absent. A value
+        with a NUL character (`%00`) is a 400 naming the parameter: PostgreSQL takes no NUL in a query,
+        and would answer the filter with an error (a 500), where it cannot match anything anyway."""
         given = request.query_params.getlist(self.name)
+        if any("\0" in value for value in given):
+            raise ValidationError({self.name: ["Null characters are not allowed."]})
         if not self.many:
             return given[-1:]
         return [part for value in given for part in value.split(",") if part]

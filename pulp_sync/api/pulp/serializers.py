@@ -19,7 +19,7 @@ from rest_framework import serializers
 from pulp_sync.api.fields import HrefField, RelatedHrefField, VersionHrefField, version_href
 from pulp_sync.api.pulp.filters import object_of
 from pulp_sync.api.pulp.versions import added_content, removed_content
-from pulp_sync.api.serializers import RemoteSerializer
+from pulp_sync.api.serializers import HIDDEN_GIVEN_BACK, RemoteSerializer, UniqueName, shown_headers
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
 
 __all__ = [
@@ -87,23 +87,26 @@ def file_version_href(repository_pk: int, number: int) -> str:
     return version_href(repository_pk, number, "pulp-file-version-detail")
 
 
-@extend_schema_field({"type": "array", "items": {"type": "object", "additionalProperties": {"type": "string"}}})
+@extend_schema_field(
+    {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "string", "nullable": True}}}
+)
 class HeadersField(serializers.Field):
-    """Pulp's headers, `[{"X-Name": "value"}, ...]`, over the model's one dict of them."""
+    """Pulp's headers, `[{"X-Name": "value"}, ...]`, over the model's one dict of them; a value the
+    user may not read is shown as null (`shown_headers`), and taken back only as a string."""
 
     def to_internal_value(self, data: Any) -> dict[str, str]:
         if not isinstance(data, list) or not all(isinstance(entry, dict) for entry in data):
             raise serializers.ValidationError('Expected a list of objects, as [{"X-Name": "value"}].')
         headers = {name: value for entry in data for name, value in entry.items()}
         if not all(isinstance(value, str) for value in headers.values()):
-            raise serializers.ValidationError("Header values must be strings.")
+            raise serializers.ValidationError(f"Header values must be strings; {HIDDEN_GIVEN_BACK}.")
         return headers
 
-    def get_attribute(self, remote: Remote) -> dict[str, str]:
+    def get_attribute(self, remote: Remote) -> dict[str, str | None]:
         """No headers (null in the model) are shown as Pulp shows them, `[]`."""
-        return remote.headers or {}
+        return shown_headers(self, remote) or {}
 
-    def to_representation(self, headers: dict[str, str]) -> list[dict[str, str]]:
+    def to_representation(self, headers: dict[str, str | None]) -> list[dict[str, str | None]]:
         return [{name: value} for name, value in headers.items()]
 
 
@@ -116,7 +119,12 @@ class FileRemoteSerializer(PulpFields, RemoteSerializer):
     policy = serializers.ChoiceField(  # not on the model: shown as its default
         choices=_POLICIES, default="immediate", help_text='Only "immediate": a sync downloads every file.'
     )
-    headers = HeadersField(required=False, help_text='Headers sent with every request, as [{"X-Name": "value"}].')
+    headers = HeadersField(
+        required=False,
+        help_text='Headers sent with every request, as [{"X-Name": "value"}]; an update replaces them all. The '
+        "value of Authorization, Proxy-Authorization, Cookie and of a header given by reference is never shown "
+        "(null), nor any value to a viewer.",
+    )
 
     class Meta(RemoteSerializer.Meta):
         fields = [
@@ -157,7 +165,7 @@ class FileRemoteSerializer(PulpFields, RemoteSerializer):
         return super().validate(attrs)
 
 
-class FileRepositorySerializer(PulpFields, serializers.ModelSerializer):
+class FileRepositorySerializer(PulpFields, UniqueName, serializers.ModelSerializer):
     """A file repository: where its versions are, its latest one (null before the first sync: there
     is no empty version 0 as in Pulp), and the remote a sync uses when it names none."""
 
