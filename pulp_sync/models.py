@@ -84,7 +84,7 @@ class UserRole(models.Model):
     """A user's role on one remote or repository, by Pulp's names (`file.fileremote_owner`, ...).
 
     The creator of a remote or repository is given its owner role, as in Pulp; what each role
-    allows is in pulp_sync/api/access.py. An object no one has a role on (made by the command line)
+    allows is in pulp_sync/permissions.py. An object no one has a role on (made by the command line)
     is for admins only. Generic (content type and id), so that one table serves every kind of object.
     """
 
