@@ -13,7 +13,7 @@ setup(
     include_package_data=True,
     package_data={
         "fixtures": ["*.conf.template"],
-        "harness": ["templates/*.html"],
+        "harness.report": ["templates/*.html"],
         "downloaders": ["py.typed"],
         "conformance.template": ["files/*"],
     },
@@ -32,7 +32,7 @@ setup(
         "gunicorn>=27.0,<28",  # pulp_sync.api.front subclasses its gthread worker (enqueue_req, murder_pending)
         "rq>=3.0",
         "redis>=5.0",
-        "packaging>=22.0",  # reading plugins' requirements for results.json (harness.provenance)
+        "packaging>=22.0",  # reading plugins' requirements for results.json (harness.results.provenance)
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1"],
@@ -44,7 +44,10 @@ setup(
             "hypothesis>=6.100",
             "pytest-benchmark>=4.0",
             "pulp-cli>=0.41.1",  # Pulp's own client, against the Pulp 3 dialect (tests/pulp_sync/test_pulp_cli.py)
-            "selenium>=4.11",  # drives Debian's chromium over report.html (tests/harness/test_report_browser.py)
+            "selenium>=4.11",  # drives Debian's chromium over report.html (tests/harness/report/test_report_browser.py)
+            "ruff>=0.17.6",  # lint: `ruff check`, configured in pyproject.toml
+            "mypy>=2.4.1",  # types: `mypy`, configured in pyproject.toml
+            "types-pycurl>=7.49",  # the pycurl example plugin's types (examples/pulp-sync-pycurl)
         ],
     },
     entry_points={
@@ -54,7 +57,7 @@ setup(
             "futures = downloaders.futures_engine:FuturesDownloader",
         ],
         "pytest11": ["pulp_sync_conformance = conformance.plugin"],
-        "pulp_sync.commands": [  # mounted on `pulp-sync` (pulp_sync/cli.py), imported only when named
+        "pulp_sync.commands": [  # mounted on `pulp-sync` (pulp_sync/cli/__init__.py), imported only when named
             "bench = harness.cli:bench_group",
             "fixtures = fixtures.cli:fixtures_group",
             "plugin = conformance.template:plugin_group",

@@ -1,17 +1,17 @@
 """The harness: experiments that compare downloaders fairly (reset, repeat, interleave, statistics).
 
-It drives pulp_sync only through its command line, one child process per run. Modules, in the
-order data flows through them:
+It drives pulp_sync only through its command line, one child process per run. Its folders, in the
+order data flows through them (each folder's __init__ names its modules; docs/architecture.md has
+the whole house):
 
-    spec      an experiment (TOML): manifests x variants, runs, warm-up, profile, server
-    schedule  the run order: rounds per manifest, variant order alternating
-    site      the fixture tree and one fixture server per network profile
-    pulpcli   `pulp-sync reset` and `pulp-sync sync --json` as child processes (child.run_child)
-    records   one run's measurements; runner: the loop that makes and saves them
-    results   results.json, the source of truth; outputs: runs.csv, perf_data files
-    stats     scipy statistics; analysis: cells, pairs, warnings; sweep: recommendations
-    summary   tables and sentences; plots: matplotlib; report: summary.md, plots, report.html
-    compare   two results folders; cli: `pulp-sync bench` / `python -m harness`
+    experiment/  the spec (TOML): manifests x variants, runs, warm-up, profile; its cost; samples
+    run/         the run order, the loop (reset, sync, record), child processes, fixture servers
+    variants/    what a variant runs: pulp-sync's CLI, external programs, a Pulp API; workers, hosts
+    results/     one record per run, results.json (the source of truth), runs.csv, provenance
+    analysis/    statistics, per-cell findings and warnings, calibration, compare, sweeps
+    report/      summary.md and the terminal, the plots, report.html
+
+    cli.py       `pulp-sync bench` / `python -m harness`; defaults.py and errors.py for all of them
 """
 
 __all__: list[str] = []

@@ -26,10 +26,10 @@ from harness.errors import HarnessError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from harness.compare import CellChange
-    from harness.report import Rendered
-    from harness.results import Results
-    from harness.spec import Experiment
+    from harness.analysis.compare import CellChange
+    from harness.experiment.spec import Experiment
+    from harness.report.render import Rendered
+    from harness.results.folder import Results
 
 __all__ = ["bench_group", "main"]
 
@@ -55,8 +55,8 @@ class _BenchGroup(click.Group):
     remote setting the user must fix (ValueError among them), 1 for the rest."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from harness.sample import SampleError
-        from harness.spec import SpecError
+        from harness.experiment.sample import SampleError
+        from harness.experiment.spec import SpecError
 
         try:
             return super().invoke(ctx)
@@ -149,7 +149,7 @@ def run_command(
     spec: Path, manifests: tuple[str, ...] | None, variants: tuple[str, ...] | None, **options: Any
 ) -> None:
     """Run the experiment in SPEC (a TOML file); flags override the spec's values."""
-    from harness.spec import load_spec
+    from harness.experiment.spec import load_spec
 
     experiment = load_spec(spec)
     if variants:
@@ -180,7 +180,7 @@ def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int, .
     if swept is not None and given:
         raise click.UsageError("give --concurrency or --sweep, not both "
                                "(--sweep download_concurrency=... is --concurrency)")
-    from harness.sweep import parse_sweep, sweep_experiment
+    from harness.analysis.sweep import parse_sweep, sweep_experiment
 
     try:
         setting, values = parse_sweep(swept) if swept is not None else (defaults.SWEEP_SETTING, concurrencies)
@@ -195,8 +195,8 @@ def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int, .
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def report_command(folder: Path) -> None:
     """Re-render summary.md, the plots and report.html of a results FOLDER from its results.json."""
-    from harness.report import render
-    from harness.summary import print_summary
+    from harness.report.render import render
+    from harness.report.summary import print_summary
 
     rendered = render(folder)
     print_summary(_console(), rendered.results, rendered.analysis)
@@ -223,8 +223,8 @@ def compare_command(old: Path, new: Path, as_json: bool, threshold: float | None
       2  a usage error: a bad flag or argument
       3  some cell regressed beyond PCT
     """
-    from harness.compare import change_document, compare_results, setup_differences
-    from harness.results import load_results
+    from harness.analysis.compare import change_document, compare_results, setup_differences
+    from harness.results.folder import load_results
 
     before, after = load_results(old), load_results(new)
     changes, notes, alpha = compare_results(before, after), setup_differences(before, after), after.experiment.alpha
@@ -238,7 +238,7 @@ def compare_command(old: Path, new: Path, as_json: bool, threshold: float | None
 
 def _gate(changes: list[CellChange], threshold: float) -> None:
     """Name each cell that regressed beyond `threshold` percent on stderr; exit 3 if one did."""
-    from harness.compare import regression_line, regressions
+    from harness.analysis.compare import regression_line, regressions
 
     regressed = regressions(changes, threshold)
     for change in regressed:
@@ -251,7 +251,7 @@ def _print_changes(title: str, changes: list[CellChange], notes: list[str]) -> N
     """The setup differences, then the COMPARE_HEADER table."""
     from rich.table import Table
 
-    from harness.compare import COMPARE_HEADER, change_rows
+    from harness.analysis.compare import COMPARE_HEADER, change_rows
 
     console = _console()
     for note in notes:
@@ -288,13 +288,13 @@ def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] 
     and 200), then the false alarms (comparisons called faster or slower), each manifest's typical CV and
     the smallest difference detected four times in five. Stored as RESULTS_DIR/calibration.json; later
     reports on this machine quote it."""
-    from harness.calibration import a_a_experiment, calibrate, save
-    from harness.machine import state_lock
-    from harness.provenance import machine_facts
-    from harness.report import render
-    from harness.results import new_results_dir
-    from harness.runner import check_runnable
-    from harness.spec import Experiment, Variant, load_spec
+    from harness.analysis.calibration import a_a_experiment, calibrate, save
+    from harness.experiment.spec import Experiment, Variant, load_spec
+    from harness.report.render import render
+    from harness.results.folder import new_results_dir
+    from harness.results.provenance import machine_facts
+    from harness.run.machine import state_lock
+    from harness.run.runner import check_runnable
 
     base = load_spec(spec) if spec else Experiment(
         name="calibration", variants=(Variant("asyncio", "asyncio"),), manifests=defaults.CALIBRATION_MANIFESTS,
@@ -317,7 +317,7 @@ def _overridden(experiment: Experiment, options: dict[str, Any], **extra: Any) -
     """The experiment with every flag given applied (flags left out keep the spec's values). A manifest's
     own URL as the remote is the experiment's one manifest, named after it (with --manifests naming
     several, validation refuses it)."""
-    from harness.remote import is_manifest_url, manifest_label, parse_remote_setting
+    from harness.experiment.operator_remote import is_manifest_url, manifest_label, parse_remote_setting
 
     fields = ("runs", "warmup", "scale", "profile", "server", "restart_server", "fixtures", "base_url", "timeout",
               "sample", "sample_seed")
@@ -338,10 +338,10 @@ def _kept_baseline(experiment: Experiment, variants: tuple[str, ...]) -> str | N
 
 def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     """Run (or resume) the experiment into its folder, render everything, print the summary."""
-    from harness.machine import state_lock
-    from harness.report import render
-    from harness.runner import check_runnable
-    from harness.summary import print_summary
+    from harness.report.render import render
+    from harness.report.summary import print_summary
+    from harness.run.machine import state_lock
+    from harness.run.runner import check_runnable
 
     check_runnable(experiment)  # before a folder is made: a spec that cannot run leaves nothing behind
     with state_lock(options["state_dir"]):  # one experiment per state folder: they would reset each other's
@@ -356,9 +356,9 @@ def _run(experiment: Experiment, options: dict[str, Any]) -> Path:
     """Prepare and make the runs; the results folder. Ctrl-C and the signals of _interrupt end it, exit 130."""
     from rich.console import Console
 
-    from harness.plan import check_plan, plan_sentence, plan_warnings
-    from harness.progress import progress_for
-    from harness.runner import RunOptions, prepare, run_experiment
+    from harness.experiment.plan import check_plan, plan_sentence, plan_warnings
+    from harness.run.progress import progress_for
+    from harness.run.runner import RunOptions, prepare, run_experiment
 
     resumed = _resumed(experiment, options)
     prepared = prepare(experiment, options["state_dir"])  # the remote checked, the sample drawn
@@ -401,8 +401,8 @@ def _exit_for_failures(rendered: Rendered, allow_failures: bool) -> None:
 
 def _resumed(experiment: Experiment, options: dict[str, Any]) -> tuple[Path, Results] | None:
     """With --resume, the folder to continue and its results; None without. Checked before any work."""
-    from harness.results import ResultsError, latest_results_dir, load_results
-    from harness.runner import compatible
+    from harness.results.folder import ResultsError, latest_results_dir, load_results
+    from harness.run.runner import compatible
 
     if not options["resume"]:
         return None
@@ -419,7 +419,7 @@ def _resumed(experiment: Experiment, options: dict[str, Any]) -> tuple[Path, Res
 
 def _new_folder(experiment: Experiment, options: dict[str, Any]) -> Path:
     """A new results folder: --out if given (and free), else results/<timestamp>-<experiment>."""
-    from harness.results import ResultsError, new_results_dir
+    from harness.results.folder import ResultsError, new_results_dir
 
     out: Path | None = options["out"]
     if out is None:

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 __all__ = [
+    "CHECKOUT",
     "RUNS",
     "WARMUP",
     "SCALE",
@@ -49,6 +50,9 @@ __all__ = [
     "WORKERS_STOP_SECONDS",
 ]
 
+CHECKOUT = Path(__file__).resolve().parent.parent
+"""The source tree the harness runs from: its git commit is recorded, scripts/hosts.sh makes the hosts,
+and scripts/pulpcore.sh installs pulpcore into its .venv-pulpcore."""
 RUNS = 10
 """Counted runs per cell (manifest x variant): the seed ran ten."""
 WARMUP = 1
@@ -115,7 +119,7 @@ STATE_DIR = Path(".pulp-sync") / "bench"
 """PULP_SYNC_HOME of the benchmarked syncs: reset before every run, so never the user's own."""
 TRASH_MANY_FILES = 1000
 """A run's tree of this many files or more waits in the trash until the experiment ends, a smaller
-one is deleted before the next run (harness/trash.py says why)."""
+one is deleted before the next run (harness/run/trash.py says why)."""
 TRASH_MIN_FREE = 0.10
 """Share of the disk kept free: the trash is emptied at once when free space falls below this."""
 PULP_SYNC_COMMAND = (sys.executable, "-m", "pulp_sync")
@@ -123,7 +127,7 @@ PULP_SYNC_COMMAND = (sys.executable, "-m", "pulp_sync")
 REPOSITORY = "bench"
 """Repository name every benchmarked sync writes into."""
 MACHINE_WATCH_SECONDS = 5.0
-"""How often the machine's other processes are sampled while the runs go on (harness.machine.Watch):
+"""How often the machine's other processes are sampled while the runs go on (harness.run.machine.Watch):
 one pass over /proc, a few milliseconds, so often enough to see a process that ran for a few seconds."""
 
 # The servers the harness starts (pulp_base.servers): how long each may take to be ready, and how long

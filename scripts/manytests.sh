@@ -18,7 +18,7 @@ source scripts/bootstrap.sh
 import sys
 from pathlib import Path
 
-from harness.stats import describe
+from harness.analysis.stats import describe
 
 times = [float(line) for line in Path(sys.argv[1]).read_text().split()]
 summary = describe(times)

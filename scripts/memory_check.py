@@ -3,7 +3,7 @@
 
 Two cases, each synced by every installed downloader in a fresh child process with a fresh state
 directory: a manifest of 100,000 tiny files, and one file of 1 GB. The child's peak RSS is the
-kernel's high-water mark of that process (VmHWM, read by harness.child while it runs). The trees are
+kernel's high-water mark of that process (VmHWM, read by harness.run.child while it runs). The trees are
 removed afterwards unless --work names where to keep them. Usage:
 
     .venv/bin/python scripts/memory_check.py [--files 100000] [--big-mb 1000] [--work DIR] [--downloader NAME]
@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 import downloaders
-from harness.child import run_child
+from harness.run.child import run_child
 from fixtures.server import serve_in_background
 
 LIMIT_MB = 200

@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 
 # python3-dev and gcc build mysqlclient; git lets the harness record the commit it measured; aria2
 # is a peer in experiments/peers.toml; shellcheck lints the shell scripts in the tests; chromium and
-# its driver open the harness's report.html in a real browser (tests/harness/test_report_browser.py);
+# its driver open the harness's report.html in a real browser (tests/harness/report/test_report_browser.py);
 # socat forwards Redis and PostgreSQL to the hosts of scripts/hosts.sh.
 PACKAGES=(python3-venv python3-dev gcc git postgresql mariadb-server redis-server nginx-light libmariadb-dev
   pkg-config ruby jq curl aria2 shellcheck chromium chromium-driver socat)

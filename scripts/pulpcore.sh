@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Make real pulpcore (Pulp 3, with the file plugin it ships as `pulp_file`) ready for the harness to
 # benchmark beside pulp-sync: its own virtualenv (.venv-pulpcore, or PULP_SYNC_PULPCORE_VENV) with a
-# pinned release, and the PostgreSQL database `pulpcore`. harness/pulpcore.py configures, migrates
+# pinned release, and the PostgreSQL database `pulpcore`. harness/variants/pulpcore.py configures, migrates
 # and starts it. Run by scripts/provision.sh once PostgreSQL is up; runs alone as well.
 #
 # Idempotent and silent when all is present, like scripts/bootstrap.sh: a stamp file holds the

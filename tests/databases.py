@@ -3,7 +3,7 @@
 PostgreSQL (5432, trust auth) and MariaDB (3306, root with an empty password) are the servers that
 `.ci/run` starts; sqlite needs only a file. Each test gets a database of its own, dropped after it,
 so tests never share state and a failed run leaves nothing that breaks the next one. Creating and
-dropping is the harness's own code (harness/databases.py), so the tests exercise it too.
+dropping is the harness's own code (harness/variants/databases.py), so the tests exercise it too.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from harness.databases import ALIASES, create_database, drop_database
+from harness.variants.databases import ALIASES, create_database, drop_database
 
 __all__ = ["ENGINES", "throwaway_database"]
 

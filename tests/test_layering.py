@@ -88,7 +88,7 @@ def test_each_package_imports_only_what_its_floor_may(package: str) -> None:
     [
         ("pulp_base", "import django\n"),
         ("downloaders", "def later():\n    from pulp_sync import models\n"),
-        ("fixtures", "from harness.spec import Experiment\n"),
+        ("fixtures", "from harness.experiment.spec import Experiment\n"),
         ("pulp_sync", "import importlib\nimportlib.import_module('harness.cli')\n"),
         ("pulp_sync", "GROUPS = {'bench': ('harness.cli', 'bench_group')}\n"),
         ("harness", "from pulp_sync.models import Remote\n"),

@@ -23,9 +23,9 @@ import pytest
 from downloaders.registry import available
 from fixtures.profiles import PROFILES
 from fixtures.server import serve_in_background
-from harness import pulpcli
-from harness.site import prepare_tree
-from harness.spec import Experiment, Variant, manifest_path
+from harness.variants import pulp_sync_cli
+from harness.run.fixture_site import prepare_tree
+from harness.experiment.spec import Experiment, Variant, manifest_path
 
 SCALE = float(os.environ.get("PULP_SYNC_BENCH_SCALE", "0.05"))
 MANIFEST = os.environ.get("PULP_SYNC_BENCH_MANIFEST", "100")
@@ -45,14 +45,14 @@ def manifest_url() -> Iterator[str]:
 @pytest.mark.parametrize("downloader", sorted(available()))
 def test_sync(benchmark: Any, downloader: str, manifest_url: str, tmp_path: Path) -> None:
     variant = Variant(downloader, downloader)
-    env = pulpcli.child_env(variant, tmp_path / "state")
+    env = pulp_sync_cli.child_env(variant, tmp_path / "state")
     seconds: list[float] = []
 
     def reset() -> None:
-        pulpcli.reset(env)
+        pulp_sync_cli.reset(env)
 
     def sync() -> None:
-        child = pulpcli.sync(manifest_url, variant, env, timeout=3600)
+        child = pulp_sync_cli.sync(manifest_url, variant, env, timeout=3600)
         assert child.returncode == 0, child.stderr
         seconds.append(json.loads(child.stdout.strip().splitlines()[-1])["seconds"])
 

@@ -11,7 +11,7 @@ import tomllib
 from conformance import CONTRACT
 from conformance.rules import RULES
 from conformance.template import render
-from harness.spec import experiment_from_dict
+from harness.experiment.spec import experiment_from_dict
 from tests.conformance.running import REPO
 
 DOC = REPO / "docs" / "plugins.md"

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.records import RunRecord
+from harness.results.records import RunRecord
 
 TINY_SCALE = 0.005
 """About 2 MB for the 100 set: a sync takes well under a second, so a run is mostly process start-up."""

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from harness.child import descendants
 from harness.cli import bench_group
+from harness.run.child import descendants
 from tests.harness.helpers import write_spec
 
 

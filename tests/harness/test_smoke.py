@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.helpers import run_bench, write_spec
-from tests.harness.test_outputs import check_png, parse_report
+from tests.harness.results.test_outputs import check_png, parse_report
 
 VARIANTS = """
 runs = 3

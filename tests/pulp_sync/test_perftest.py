@@ -1,6 +1,6 @@
 """scripts/perftest.sh, the seed's one-sync timer, with api=1: through the Pulp 3 API of a `pulp-sync api`
 it starts itself, and of one already running that it is given (reset through the API, as for pulpcore).
-The run against pulpcore itself is the harness's (tests/harness/test_pulpcore.py drives the same calls)."""
+The run against pulpcore itself is the harness's (tests/harness/variants/test_pulpcore.py drives the same calls)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 both dialects of the API, a usage error (exit 2, one `Error:` line naming the option) from the command
 line; and a NUL character, which PostgreSQL stores in no text, is a 400 in any body or filter rather
 than the database's 500. The rules are downloaders/settings.py's (tests/downloaders/test_settings.py
-checks them one by one, tests/harness/test_spec.py in a spec)."""
+checks them one by one, tests/harness/experiment/test_spec.py in a spec)."""
 
 from __future__ import annotations
 

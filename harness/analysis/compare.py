@@ -1,0 +1,154 @@
+"""Two results folders, cell by cell: did the new code (or setting) change the sync time?
+
+Cells match on manifest and variant name. Differences in setup (scale, profile, machine) are named
+first: a change measured across them is not the code's alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from harness.analysis.findings import Pair, analyse
+from harness.analysis.stats import Comparison, Summary, compare
+from harness.report.summary import ratio_sentence, verdict
+from harness.results.folder import Results
+
+__all__ = ["CellChange", "COMPARE_HEADER", "compare_results", "change_rows", "change_document", "regressions",
+           "regression_line", "setup_differences"]
+
+COMPARE_HEADER = ("manifest", "variant", "old (s)", "new (s)", "change", "ratio", "p (Welch, logs)", "verdict")
+_SETUP = ("scale", "profile", "server", "restart_server", "base_url", "profiles", "remote", "sample", "sample_seed")
+_MACHINE = ("cpu_model", "cpu_count", "memory_gb", "hostname")
+
+
+@dataclass(frozen=True)
+class CellChange:
+    """One cell in the old and the new folder; `comparison` takes old as the baseline."""
+
+    manifest: str
+    variant: str
+    old: Summary | None
+    new: Summary | None
+    comparison: Comparison | None
+
+
+def compare_results(old: Results, new: Results) -> list[CellChange]:
+    """Every cell of either folder, in the new folder's order, then cells only the old one has."""
+    old_cells = {(c.manifest, c.variant): c.time for c in analyse(old.experiment, old.runs).cells}
+    new_cells = {(c.manifest, c.variant): c.time for c in analyse(new.experiment, new.runs).cells}
+    keys = list(new_cells) + [key for key in old_cells if key not in new_cells]
+    changes = []
+    for manifest, variant in keys:
+        before, after = _times(old, manifest, variant), _times(new, manifest, variant)
+        comparison = compare(before, after, new.experiment.alpha, new.experiment.band) if before and after else None
+        changes.append(CellChange(manifest, variant, old_cells.get((manifest, variant)),
+                                  new_cells.get((manifest, variant)), comparison))
+    return changes
+
+
+def change_rows(changes: Sequence[CellChange]) -> list[tuple[str, ...]]:
+    """COMPARE_HEADER rows: means, percent change, "new 1.10x faster [95% CI 1.05–1.15]", p and verdict."""
+    rows = []
+    for change in changes:
+        old = f"{change.old.mean:.3f}" if change.old else "–"
+        new = f"{change.new.mean:.3f}" if change.new else "–"
+        rows.append((change.manifest, change.variant, old, new, *_judgement(change)))
+    return rows
+
+
+def change_document(changes: Sequence[CellChange], notes: Sequence[str], alpha: float,
+                    threshold_percent: float | None) -> dict[str, Any]:
+    """`bench compare --json`: what the table shows, unformatted, so a script need not parse rich output.
+
+    `faster` is "new" or "old"; a cell's `regression` is None when no threshold gates the comparison.
+    """
+    return {
+        "setup_differences": list(notes),
+        "alpha": alpha,
+        "fail_on_regression_percent": threshold_percent,
+        "cells": [_cell_document(change, threshold_percent) for change in changes],
+    }
+
+
+def regressions(changes: Sequence[CellChange], threshold_percent: float) -> list[CellChange]:
+    """Cells that the new folder made significantly slower by more than `threshold_percent` of the old mean.
+
+    Both conditions, as asv's `continuous` gates a CI: significant alone would fail on a real but
+    negligible slowdown, a percentage alone on noise. Significant is the Comparison's: the two-sided
+    p of Welch's unequal-variances t-test (Welch 1947) on the log times below the experiment's alpha
+    (two folders' runs are not paired: they ran at different times). A cell missing from either
+    folder, or with fewer than two runs on a side, has no test and never regresses.
+    """
+    return [change for change in changes if _regressed(change, threshold_percent)]
+
+
+def regression_line(change: CellChange, threshold_percent: float) -> str:
+    """"Regression: 100 asyncio +12.3% (p = 0.0004) beyond 5%" for one of `regressions()`."""
+    comparison = change.comparison
+    assert comparison is not None and comparison.p_value is not None, "only regressed cells have a line"
+    return (f"Regression: {change.manifest} {change.variant} {comparison.percent_change:+.1f}% "
+            f"(p = {comparison.p_value:.3g}) beyond {threshold_percent:g}%")
+
+
+def setup_differences(old: Results, new: Results) -> list[str]:
+    """Settings and machine facts that differ between the two folders, as sentences."""
+    old_spec, new_spec = old.experiment.as_dict(), new.experiment.as_dict()
+    notes = [f"{key}: {old_spec[key]!r} -> {new_spec[key]!r}" for key in _SETUP if old_spec[key] != new_spec[key]]
+    old_variants = {v["name"]: v for v in old_spec["variants"]}
+    for variant in new_spec["variants"]:
+        before = old_variants.get(variant["name"], variant)
+        notes += [f"variant {variant['name']} {key}: {before[key]!r} -> {value!r}"
+                  for key, value in variant.items() if before.get(key) != value]
+    old_machine, new_machine = old.environment.get("machine", {}), new.environment.get("machine", {})
+    notes += [f"machine {key}: {old_machine.get(key)!r} -> {new_machine.get(key)!r}"
+              for key in _MACHINE if old_machine.get(key) != new_machine.get(key)]
+    old_commit, new_commit = (r.environment.get("git", {}).get("commit") for r in (old, new))
+    if old_commit != new_commit:
+        notes.append(f"commit: {str(old_commit)[:10]} -> {str(new_commit)[:10]} (expected when comparing code)")
+    return notes
+
+
+def _times(results: Results, manifest: str, variant: str) -> list[float]:
+    return [r.sync_seconds for r in results.runs
+            if r.manifest == manifest and r.variant == variant and r.counted and r.sync_seconds is not None]
+
+
+def _regressed(change: CellChange, threshold_percent: float) -> bool:
+    comparison = change.comparison
+    return comparison is not None and comparison.significant and comparison.percent_change > threshold_percent
+
+
+def _cell_document(change: CellChange, threshold_percent: float | None) -> dict[str, Any]:
+    """One cell of change_document(): mean seconds (None where a folder lacks the cell) and the test."""
+    comparison = change.comparison
+    document: dict[str, Any] = {
+        "manifest": change.manifest,
+        "variant": change.variant,
+        "old_mean_seconds": change.old.mean if change.old else None,
+        "new_mean_seconds": change.new.mean if change.new else None,
+        "percent_change": None, "ratio": None, "ratio_ci": None, "faster": None,
+        "p_value": None, "significant": None, "verdict": None,
+    }
+    if comparison is not None:
+        document.update(comparison.as_dict(), faster="new" if comparison.faster == "variant" else "old")
+    document["verdict_text"] = _verdict(change)
+    document["regression"] = None if threshold_percent is None else _regressed(change, threshold_percent)
+    return document
+
+
+def _verdict(change: CellChange) -> str:
+    """The verdict in words (new against old), or which folder lacks the cell when one does."""
+    if change.comparison is None:
+        return "only in new" if change.old is None else "only in old" if change.new is None else "no runs"
+    return verdict(change.comparison)
+
+
+def _judgement(change: CellChange) -> tuple[str, str, str, str]:
+    """(change, ratio, p, verdict) of one cell; says which folder lacks it when one does."""
+    comparison = change.comparison
+    if comparison is None:
+        return "–", "–", "–", _verdict(change)
+    pair = Pair(change.manifest, "new", "old", comparison)
+    p_value = "–" if comparison.p_value is None else f"{comparison.p_value:.3g}"
+    return f"{comparison.percent_change:+.1f}%", ratio_sentence(pair), p_value, _verdict(change)

@@ -1,0 +1,353 @@
+"""From runs to findings: per-cell statistics, each variant against the baseline, warnings.
+
+Only counted runs (successful, not warm-up) enter a statistic; failed runs are counted and named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+import numpy as np
+
+from harness import defaults
+from harness.analysis.stats import Comparison, Summary, compare, describe, holm, mean_or_none
+from harness.experiment.spec import Experiment
+from harness.results.records import RunRecord
+
+__all__ = ["Cell", "Pair", "PeerRatio", "AverageChange", "Analysis", "analyse", "throughput_mb_s",
+           "files_per_second"]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One manifest x variant: its sync times (seconds), throughputs (MB/s, 10^6 bytes) and files/s.
+
+    The time's interval is Student's t of the mean; the rates' are of their geometric means, from
+    the logs (harness.analysis.stats.describe with log_interval), so they never go below 0.
+    """
+
+    manifest: str
+    variant: str
+    time: Summary | None
+    throughput: Summary | None
+    files_per_second: Summary | None
+    failed: int
+    cpu_seconds: float | None
+    peak_rss_mb: float | None
+    latency_p50: float | None
+    latency_p90: float | None
+    latency_p99: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        data = dict(self.__dict__)
+        data["time"] = self.time.as_dict() if self.time else None
+        data["throughput"] = self.throughput.as_dict() if self.throughput else None
+        data["files_per_second"] = self.files_per_second.as_dict() if self.files_per_second else None
+        return data
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A variant against the baseline on one manifest; `comparison` is None without runs on a side."""
+
+    manifest: str
+    variant: str
+    baseline: str
+    comparison: Comparison | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return dict(self.__dict__, comparison=self.comparison.as_dict() if self.comparison else None)
+
+
+@dataclass(frozen=True)
+class PeerRatio:
+    """A pulp-sync variant's throughput as a fraction of the fastest external program's on one manifest,
+    from the medians of their sync times (same files, so time ratio = throughput ratio = files/s ratio)."""
+
+    manifest: str
+    variant: str
+    peer: str
+    ratio: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class AverageChange:
+    """The seed's conclusion for one variant: the mean over manifests of its percent change in time,
+    with a 95% percentile-bootstrap interval over rounds; the verdict is "faster" or "slower" when the
+    interval excludes 0 and the change lies outside the band of practical equivalence."""
+
+    percent: float
+    ci_low: float | None
+    ci_high: float | None
+    verdict: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return dict(self.__dict__)
+
+
+@dataclass
+class Analysis:
+    """Everything the summary, the plots and the report show."""
+
+    cells: list[Cell]
+    pairs: list[Pair]
+    average_change: dict[str, AverageChange]
+    overhead: dict[str, float | None]
+    warnings: list[str] = field(default_factory=list)
+    peer_ratios: list[PeerRatio] = field(default_factory=list)
+
+    def cell(self, manifest: str, variant: str) -> Cell:
+        """The cell of `manifest` x `variant`."""
+        return next(c for c in self.cells if c.manifest == manifest and c.variant == variant)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "cells": [cell.as_dict() for cell in self.cells],
+            "pairs": [pair.as_dict() for pair in self.pairs],
+            "average_percent_change": {variant: change.as_dict() for variant, change in self.average_change.items()},
+            "overhead": self.overhead,
+            "warnings": self.warnings,
+            "peer_ratios": [ratio.as_dict() for ratio in self.peer_ratios],
+        }
+
+
+def analyse(experiment: Experiment, runs: Sequence[RunRecord]) -> Analysis:
+    """Statistics of every cell and pair of `experiment` from the runs made so far."""
+    cells = [_cell(m, v.name, runs) for m in experiment.manifests for v in experiment.variants]
+    pairs = _pairs(experiment, runs)
+    analysis = Analysis(cells, pairs, _average_change(experiment, runs), _overhead(experiment, runs))
+    analysis.peer_ratios = _peer_ratios(experiment, analysis)
+    analysis.warnings = _warnings(analysis, runs)
+    return analysis
+
+
+def throughput_mb_s(run: RunRecord) -> float | None:
+    """MB (10^6 bytes) per second of the sync alone; None for a run without bytes or time (a rate
+    of 0 has no logarithm, and no place in the throughput's interval)."""
+    if not run.sync_seconds or not run.bytes_downloaded:
+        return None
+    return run.bytes_downloaded / 1e6 / run.sync_seconds
+
+
+def files_per_second(run: RunRecord) -> float | None:
+    """Files downloaded per second of the sync alone: for many small files what matters, where MB/s says
+    little; None for a run without downloads or time."""
+    if not run.sync_seconds or not run.artifacts_downloaded:
+        return None
+    return run.artifacts_downloaded / run.sync_seconds
+
+
+def _counted(runs: Sequence[RunRecord], manifest: str, variant: str) -> list[RunRecord]:
+    return [r for r in runs if r.manifest == manifest and r.variant == variant and r.counted]
+
+
+def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
+    counted = _counted(runs, manifest, variant)
+    failed = sum(1 for r in runs if r.manifest == manifest and r.variant == variant and not r.ok)
+    times = [r.sync_seconds for r in counted if r.sync_seconds is not None]
+    rates = [rate for rate in map(throughput_mb_s, counted) if rate is not None]
+    files = [rate for rate in map(files_per_second, counted) if rate is not None]
+    return Cell(
+        manifest=manifest,
+        variant=variant,
+        time=describe(times) if times else None,
+        throughput=describe(rates, log_interval=True) if rates else None,
+        files_per_second=describe(files, log_interval=True) if files else None,
+        failed=failed,
+        cpu_seconds=mean_or_none([r.cpu_seconds for r in counted]),
+        peak_rss_mb=mean_or_none([r.peak_rss_mb for r in counted]),
+        latency_p50=mean_or_none([r.latency_p50 for r in counted]),
+        latency_p90=mean_or_none([r.latency_p90 for r in counted]),
+        latency_p99=mean_or_none([r.latency_p99 for r in counted]),
+    )
+
+
+def _pairs(experiment: Experiment, runs: Sequence[RunRecord]) -> list[Pair]:
+    """Each variant against the baseline per manifest, paired by round where both ran in the same rounds,
+    their p-values adjusted together (Holm); none in a sweep, whose variants form a curve."""
+    if experiment.kind == "sweep":
+        return []
+    baseline = experiment.baseline_variant.name
+    pairs = []
+    for manifest in experiment.manifests:
+        base = _times_by_round(runs, manifest, baseline)
+        for variant in experiment.variants:
+            if variant.name != baseline:
+                pairs.append(Pair(manifest, variant.name, baseline,
+                                  _comparison(base, _times_by_round(runs, manifest, variant.name), experiment)))
+    adjusted = holm([pair.comparison.p_value if pair.comparison else None for pair in pairs])
+    return [replace(pair, comparison=pair.comparison.adjusted(p)) if pair.comparison else pair
+            for pair, p in zip(pairs, adjusted)]
+
+
+def _times_by_round(runs: Sequence[RunRecord], manifest: str, variant: str) -> dict[int, float]:
+    return {r.round: r.sync_seconds for r in _counted(runs, manifest, variant) if r.sync_seconds}
+
+
+def _comparison(base: dict[int, float], other: dict[int, float], experiment: Experiment) -> Comparison | None:
+    """Paired on the rounds both sides have, when there are two or more (the harness interleaves the
+    variants round by round, so a round's pair shares the machine's state); else every run, unpaired."""
+    if not base or not other:
+        return None
+    paired = _in_common_rounds(base, other)
+    if len(paired[0]) >= 2:
+        return compare(*paired, experiment.alpha, experiment.band, paired=True)
+    return compare(list(base.values()), list(other.values()), experiment.alpha, experiment.band)
+
+
+def _in_common_rounds(base: dict[int, float], other: dict[int, float]) -> tuple[list[float], list[float]]:
+    """Both sides' times in the rounds both have, aligned round by round."""
+    rounds = sorted(base.keys() & other.keys())
+    return [base[r] for r in rounds], [other[r] for r in rounds]
+
+
+def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
+    """Each pulp-sync variant against the fastest command variant (by median time) of each manifest."""
+    peers = [v.name for v in experiment.variants if v.is_command]
+    ours = [v.name for v in experiment.variants if not v.is_command]
+    ratios = []
+    for manifest in experiment.manifests:
+        timed = [(cell.time.median, cell.variant) for name in peers if (cell := analysis.cell(manifest, name)).time]
+        if not timed:
+            continue
+        fastest_time, fastest = min(timed)
+        for name in ours:
+            cell = analysis.cell(manifest, name)
+            if cell.time is not None and cell.time.median > 0:
+                ratios.append(PeerRatio(manifest, name, fastest, fastest_time / cell.time.median))
+    return ratios
+
+
+def _average_change(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, AverageChange]:
+    """The seed's conclusion, each variant's per-manifest percent changes averaged, with an interval."""
+    if experiment.kind == "sweep":
+        return {}
+    baseline = experiment.baseline_variant.name
+    averages = {}
+    for variant in (v.name for v in experiment.variants if v.name != baseline):
+        rounds = [_paired_times(runs, manifest, baseline, variant) for manifest in experiment.manifests]
+        present = [times for times in rounds if times[0].size]
+        if present:
+            averages[variant] = _bootstrap_average(present, experiment.band)
+    return averages
+
+
+def _paired_times(runs: Sequence[RunRecord], manifest: str, baseline: str, variant: str) -> tuple[np.ndarray, ...]:
+    """The baseline's and the variant's times in the rounds both have, as two aligned arrays."""
+    base, other = _in_common_rounds(_times_by_round(runs, manifest, baseline), _times_by_round(runs, manifest, variant))
+    return np.array(base), np.array(other)
+
+
+def _bootstrap_average(manifests: Sequence[tuple[np.ndarray, ...]], band: float,
+                       resamples: int = defaults.BOOTSTRAP_RESAMPLES) -> AverageChange:
+    """The mean over manifests of (mean variant - mean baseline) / mean baseline, in percent, with its
+    percentile-bootstrap interval (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13):
+    each resample draws every manifest's paired rounds with replacement, keeping each round's pair
+    together. Seeded, so a report is the same every time it is made."""
+    generator = np.random.default_rng(0)
+
+    def change(base: np.ndarray, other: np.ndarray) -> np.ndarray:
+        return (other.mean(axis=-1) - base.mean(axis=-1)) / base.mean(axis=-1) * 100
+
+    point = float(np.mean([change(base, other) for base, other in manifests]))
+    if min(len(base) for base, _ in manifests) < 2:
+        return AverageChange(point, None, None, "no difference")
+    draws = []
+    for base, other in manifests:
+        picks = generator.integers(0, len(base), size=(resamples, len(base)))
+        draws.append(change(base[picks], other[picks]))
+    averages = np.mean(draws, axis=0)
+    tail = (1 - defaults.CONFIDENCE) / 2 * 100
+    low, high = (float(x) for x in np.percentile(averages, [tail, 100 - tail]))
+    judged = "no difference"
+    if (low > 0 or high < 0) and abs(point) >= band * 100:
+        judged = "faster" if point < 0 else "slower"
+    return AverageChange(point, low, high, judged)
+
+
+def _overhead(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, float | None]:
+    """What the harness spent around the syncs: resets, server restarts, pulp-sync's start-up (external
+    commands are timed whole, so they have none to report)."""
+    commands = {variant.name for variant in experiment.variants if variant.is_command}
+    return {
+        "reset_seconds_mean": mean_or_none([r.reset_seconds for r in runs]),
+        "reset_seconds_total": sum(r.reset_seconds for r in runs),
+        "restart_seconds_mean": mean_or_none([r.restart_seconds for r in runs]),
+        "startup_seconds_mean": mean_or_none(
+            [r.wall_seconds - r.sync_seconds for r in runs if r.counted and r.variant not in commands]
+        ),
+    }
+
+
+def _blind_spot(pair: Pair) -> str:
+    """A warning when the smallest difference this pair could detect is wider than the band; else ""."""
+    comparison = pair.comparison
+    if comparison is None or comparison.mde_percent is None or comparison.mde_percent <= 100 * comparison.band:
+        return ""
+    resolve = comparison.runs_to_resolve
+    return (f"{pair.manifest} x {pair.variant}: a difference below {comparison.mde_percent:.1f}% could go "
+            f"undetected in this noise, wider than the ±{comparison.band:.0%} band"
+            + (f"; about {resolve} runs would resolve {defaults.RESOLVE:.0%}" if resolve else ""))
+
+
+def _carryover(runs: Sequence[RunRecord], manifest: str, variant: str) -> str:
+    """What ran earlier in a round, when it splits the cell: the alternating order puts a variant's runs
+    after different sets of variants, and when every run after one set is slower than every run after the
+    other, by CARRYOVER_RATIO or more at the medians, the earlier variants the slow runs alone followed
+    left something behind (a warm server, a busy disk, a long cleanup). Pairing by round keeps the
+    comparisons fair, but the cell's spread is the order's, not the variant's. "" when no split shows."""
+    groups: dict[frozenset[str], list[float]] = {}
+    for run in _counted(runs, manifest, variant):
+        if run.sync_seconds is not None:
+            before = frozenset(r.variant for r in runs if r.manifest == manifest and r.round == run.round
+                               and r.position < run.position)
+            groups.setdefault(before, []).append(run.sync_seconds)
+    if len(groups) != 2 or min(map(len, groups.values())) < 2:
+        return ""
+    (fast_before, fast), (slow_before, slow) = sorted(groups.items(), key=lambda item: float(np.median(item[1])))
+    ratio = float(np.median(slow) / np.median(fast))
+    if min(slow) <= max(fast) or ratio < defaults.CARRYOVER_RATIO:
+        return ""
+    suspects = ", ".join(sorted(slow_before - fast_before)) or "nothing else"
+    return (f"its runs that came after {suspects} in their round took {ratio:.1f}x as long as its others "
+            f"({min(slow):.3g}-{max(slow):.3g} s against {min(fast):.3g}-{max(fast):.3g} s): what ran before "
+            "them left something behind; pairing by round keeps the comparisons fair, but this spread is the order's")
+
+
+def _warnings(analysis: Analysis, runs: Sequence[RunRecord]) -> list[str]:
+    warnings = []
+    for cell in analysis.cells:
+        label = f"{cell.manifest} x {cell.variant}"
+        if cell.failed:
+            warnings.append(f"{label}: {cell.failed} failed run(s), left out of every statistic (see runs.csv)")
+        if cell.time is None:
+            continue
+        if cell.time.cv is not None and cell.time.cv > defaults.HIGH_CV:
+            warnings.append(
+                f"{label}: stddev is {cell.time.cv:.0%} of the mean (above {defaults.HIGH_CV:.0%}); "
+                "the machine or network was noisy, consider more runs"
+            )
+        carryover = _carryover(runs, cell.manifest, cell.variant)
+        if carryover:
+            warnings.append(f"{label}: {carryover}")
+        if cell.time.outliers:
+            rounds = [r.round for r in _counted(runs, cell.manifest, cell.variant)]
+            flagged = ", ".join(str(rounds[i]) for i in cell.time.outliers)
+            warnings.append(
+                f"{label}: outlier run(s) in round {flagged} (modified Z-score > {defaults.OUTLIER_Z:g}, "
+                "Iglewicz & Hoaglin, hyperfine's cut-off); kept in the statistics"
+            )
+    warnings += [warning for warning in map(_blind_spot, analysis.pairs) if warning]
+    retried = sum(r.retries or 0 for r in runs if r.counted)
+    if retried:
+        warnings.append(f"{retried} download retries in counted runs: their times include backoff")
+    return warnings

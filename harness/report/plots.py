@@ -1,0 +1,191 @@
+"""Plots as PNG and SVG with matplotlib's Agg canvas (no display, no pyplot global state).
+
+Each plot shows the spread as well as the centre: time bars are means with one stddev, throughput
+bars are geometric means with their 95% CI (computed in log space, so never below 0 and as
+asymmetric as the rates; harness.analysis.stats.describe), and every counted run is a dot, so a reader sees
+what the centre hides.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from harness.analysis.findings import Analysis, Cell, throughput_mb_s
+from harness.analysis.sweep import SweepLine
+from harness.results.folder import Results
+from harness.results.records import RunRecord
+
+__all__ = ["FORMATS", "plot_experiment", "plot_sweep"]
+
+FORMATS = ("png", "svg")
+_JITTER = 0.08
+"""Half-width of the random sideways shift of run dots, as a fraction of a bar group."""
+
+
+
+def plot_experiment(folder: Path, results: Results, analysis: Analysis) -> list[str]:
+    """Write every plot of an experiment into `folder`; returns the base names written (no suffix)."""
+    written = [
+        _save(folder, "sync_time", _bars(results, analysis, ("Sync time (s)", "mean ± 1 stddev"), _time_bar,
+                                         lambda r: r.sync_seconds)),
+        _save(folder, "throughput", _bars(results, analysis, ("Throughput (MB/s)", "geometric mean, 95% CI"),
+                                          _rate_bar, throughput_mb_s)),
+        _save(folder, "timeline", _timeline(results)),
+    ]
+    if any(pair.comparison is not None for pair in analysis.pairs):
+        written.append(_save(folder, "ratios", _ratios(results, analysis)))
+    return written
+
+
+def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str = "sweep",
+               xlabel: str = "download concurrency") -> str:
+    """Throughput against the swept setting per downloader, CI as a band, the recommendation circled.
+    The x axis is log2 (sweeps usually double) unless a value is 0 or less (max_retries=0,3)."""
+    figure = Figure(figsize=(8, 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    for downloader, values, centres, lows, highs, recommended in lines:
+        (line,) = axes.plot(values, centres, marker="o", label=downloader)
+        axes.fill_between(values, lows, highs, alpha=0.2, color=line.get_color())
+        if recommended is not None:
+            y = centres[list(values).index(recommended)]
+            axes.scatter([recommended], [y], s=220, facecolors="none", edgecolors=line.get_color(), linewidths=2,
+                         label=f"{downloader}: recommended {recommended:g}")
+    ticks = sorted({value for line in lines for value in line[1]})
+    if all(value > 0 for value in ticks):
+        axes.set_xscale("log", base=2)
+    axes.set_xticks(ticks, [f"{value:g}" for value in ticks])
+    axes.minorticks_off()
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel("throughput (MB/s), geometric mean and 95% CI")
+    axes.set_title(title)
+    axes.grid(True, alpha=0.3)
+    axes.legend()
+    return _save(folder, name, figure)
+
+
+def _bars(
+    results: Results,
+    analysis: Analysis,
+    labels: tuple[str, str],
+    bar: Callable[[Cell], tuple[float, float, float] | None],
+    value: Callable[[RunRecord], float | None],
+) -> Figure:
+    """Grouped bars per manifest and variant, with error bars and every counted run as a dot.
+    `labels` are the y axis label and what the bars and error bars show; `bar` gives a cell's bar
+    height and how far its error bar reaches below and above it."""
+    label, shown = labels
+    spec = results.experiment
+    names = [variant.name for variant in spec.variants]
+    width = 0.8 / len(names)
+    figure = Figure(figsize=(max(6.0, (0.8 + 0.25 * len(names)) * len(spec.manifests) + 2), 4.5), layout="constrained")
+    axes = figure.add_subplot()
+    jitter = np.random.default_rng(0)
+    for index, name in enumerate(names):
+        x = np.arange(len(spec.manifests)) + (index - (len(names) - 1) / 2) * width
+        heights = [bar(analysis.cell(manifest, name)) for manifest in spec.manifests]
+        errors = [[h[1] if h else 0 for h in heights], [h[2] if h else 0 for h in heights]]
+        axes.bar(x, [h[0] if h else 0 for h in heights], width * 0.9, yerr=errors,
+                 capsize=4, alpha=0.6, label=name, color=f"C{index}", error_kw={"zorder": 4})
+        for position, manifest in zip(x, spec.manifests):
+            points = [v for r in results.runs if r.variant == name and r.manifest == manifest and r.counted
+                      for v in [value(r)] if v is not None]
+            shift = jitter.uniform(-_JITTER, _JITTER, len(points)) * len(names) * width
+            axes.scatter(position + shift, points, s=10, color="black", alpha=0.7, zorder=3)
+    axes.set_xticks(np.arange(len(spec.manifests)), [f"{m}" for m in spec.manifests])
+    axes.set_xlabel("manifest")
+    axes.set_ylabel(label)
+    axes.set_title(f"{spec.name}: {label} per manifest\n({shown}; dots: every counted run)")
+    axes.grid(True, axis="y", alpha=0.3)
+    axes.legend(fontsize="small", ncols=1 + len(names) // 8)
+    return figure
+
+
+def _time_bar(cell: Cell) -> tuple[float, float, float] | None:
+    """Mean sync time and one sample stddev either way (the seed's two figures)."""
+    return (cell.time.mean, cell.time.stdev or 0.0, cell.time.stdev or 0.0) if cell.time else None
+
+
+def _rate_bar(cell: Cell) -> tuple[float, float, float] | None:
+    """Geometric mean throughput and its 95% CI, which is not symmetric around it."""
+    rate = cell.throughput
+    if rate is None or rate.geometric_mean is None:
+        return None
+    centre = rate.geometric_mean
+    if rate.ci_low is None or rate.ci_high is None:
+        return centre, 0.0, 0.0
+    return centre, centre - rate.ci_low, rate.ci_high - centre
+
+
+_DIRECTION_COLOURS = {"faster": "#0a6", "slower": "#c22", "no difference": "#777"}
+"""The report's colours of a verdict (harness/templates/report.html)."""
+
+
+def _ratios(results: Results, analysis: Analysis) -> Figure:
+    """Each variant's time as a ratio of the baseline's, one row per manifest and variant: the point and
+    its 95% CI on a log scale (a 2x and a 0.5x lie as far from 1), coloured by the verdict, with the band
+    of practical equivalence shaded around 1. What "no difference detected" means is visible: an
+    interval crossing 1, or lying inside the band."""
+    pairs = [pair for pair in analysis.pairs if pair.comparison is not None]
+    figure = Figure(figsize=(8, 1.2 + 0.35 * len(pairs)), layout="constrained")
+    axes = figure.add_subplot()
+    band = pairs[0].comparison.band if pairs else 0.0
+    axes.axvspan(1 / (1 + band), 1 + band, color="#999", alpha=0.2, label=f"±{band:.0%} band: no difference")
+    axes.axvline(1, color="black", linewidth=1)
+    for row, pair in enumerate(pairs):
+        comparison = pair.comparison
+        assert comparison is not None
+        low, high = comparison.ratio_ci or (comparison.ratio, comparison.ratio)
+        colour = _DIRECTION_COLOURS[comparison.verdict]
+        axes.errorbar([comparison.ratio], [row], xerr=[[comparison.ratio - low], [high - comparison.ratio]],
+                      fmt="o", color=colour, capsize=4)
+    axes.set_xscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:.3g}")
+    axes.xaxis.set_major_formatter(plain)
+    axes.xaxis.set_minor_formatter(plain)
+    axes.tick_params(axis="x", which="minor", labelsize="small")
+    axes.set_yticks(range(len(pairs)), [f"{pair.manifest}: {pair.variant}" for pair in pairs])
+    axes.set_ylim(len(pairs) - 0.5, -0.5)
+    axes.set_xlabel(f"time as a ratio of {results.experiment.baseline_variant.name}'s (log scale; "
+                    "95% CI; green faster, red slower, grey no difference)")
+    axes.set_title(f"{results.experiment.name}: each variant against the baseline")
+    axes.grid(True, axis="x", which="both", alpha=0.3)
+    axes.legend(fontsize="small", loc="lower right")
+    return figure
+
+
+def _timeline(results: Results) -> Figure:
+    """Every run's sync time in the order made, warm-ups hollow: drift and warm-up effects show here."""
+    figure = Figure(figsize=(8, 4), layout="constrained")
+    axes = figure.add_subplot()
+    for index, variant in enumerate(results.experiment.variants):
+        for warmup in (False, True):
+            runs = [(i, r.sync_seconds) for i, r in enumerate(results.runs, start=1)
+                    if r.variant == variant.name and r.ok and r.warmup == warmup and r.sync_seconds is not None]
+            if runs:
+                xs, ys = zip(*runs)
+                axes.scatter(xs, ys, s=16, color=f"C{index}", facecolors="none" if warmup else f"C{index}",
+                             label=f"{variant.name}{' (warm-up)' if warmup else ''}")
+    failed = [i for i, r in enumerate(results.runs, start=1) if not r.ok]
+    for i in failed:
+        axes.axvline(i, color="red", alpha=0.4, linewidth=1)
+    axes.set_xlabel("run, in the order made (red lines: failed runs)")
+    axes.set_ylabel("sync time (s)")
+    axes.set_title(f"{results.experiment.name}: runs in order")
+    axes.grid(True, alpha=0.3)
+    if results.runs:
+        axes.legend(fontsize="small", ncols=1 + len(results.experiment.variants) // 8)
+    return figure
+
+
+def _save(folder: Path, name: str, figure: Figure) -> str:
+    """Write `name`.png and `name`.svg; returns `name`."""
+    FigureCanvasAgg(figure)
+    for suffix in FORMATS:
+        figure.savefig(folder / f"{name}.{suffix}", dpi=120)
+    return name

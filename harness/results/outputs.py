@@ -1,0 +1,50 @@
+"""The files written after every run: results.json, runs.csv and the seed's perf_data files.
+
+Each is rewritten whole and atomically from the runs so far, so a crash between two runs leaves a
+complete, consistent folder; `bench run --resume` and `bench report` start from it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from harness.analysis.findings import Analysis, analyse
+from harness.results.records import RUN_FIELDS
+from harness.results.folder import Results, atomic_write_text, save_results
+
+__all__ = ["save_run_outputs", "perf_data_name", "runs_csv", "perf_data"]
+
+
+def save_run_outputs(folder: Path, results: Results) -> Analysis:
+    """Analyse the runs so far and write results.json, runs.csv and every perf_data file."""
+    analysis = analyse(results.experiment, results.runs)
+    save_results(folder, results, analysis)
+    atomic_write_text(folder / "runs.csv", runs_csv(results))
+    for variant in results.experiment.variants:
+        for manifest in results.experiment.manifests:
+            text = perf_data(results, variant.name, manifest)
+            atomic_write_text(folder / perf_data_name(variant.name, manifest), text)
+    return analysis
+
+
+def perf_data_name(variant: str, manifest: str) -> str:
+    """perf_data_<variant>_<manifest>.txt: the seed kept one perf_data.txt per downloader and manifest."""
+    return f"perf_data_{variant}_{manifest.replace('/', '_')}.txt"
+
+
+def runs_csv(results: Results) -> str:
+    """Every run, warm-ups and failures included, one row each, in the order they were made."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=RUN_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for run in results.runs:
+        writer.writerow({key: "" if value is None else value for key, value in run.as_dict().items()})
+    return buffer.getvalue()
+
+
+def perf_data(results: Results, variant: str, manifest: str) -> str:
+    """The counted runtimes of one cell in seconds, one per line, as the seed's perftest.sh wrote them."""
+    times = [r.sync_seconds for r in results.runs if r.variant == variant and r.manifest == manifest and r.counted]
+    return "".join(f"{seconds:.3f}\n" for seconds in times)

@@ -1,0 +1,242 @@
+"""The remote the syncs download from: the fixture tree, and one fixture server per network profile.
+
+A variant may override the experiment's profile (e.g. a throttled variant for a sanity check); each
+profile in use gets its own server, started once, or restarted before every run when the spec says
+`restart_server = true`. With `base_url` set, no server is started: the syncs use that remote, whose
+manifests are fetched and checked first (harness.experiment.operator_remote). When a variant has `hosts`, the servers listen
+on the bridge's address (harness.variants.hosts.SERVICE_ADDRESS), where the hosts' workers reach them, and every
+variant's syncs use that address.
+
+Each manifest of the experiment has a ManifestSource: a local copy of the whole manifest (the fixture
+tree's file, or the remote's fetched once) and the lines the syncs read, which with `sample` set are
+a sub-manifest drawn once and given to every run (`pulp-sync sync --manifest-file`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Mapping
+
+from harness.experiment.operator_remote import check_manifest, is_manifest_url, public_url, resolve_settings
+from harness.experiment.sample import parse_sample, sample_manifest
+from harness.experiment.spec import Experiment, SpecError, Variant, manifest_path
+from harness.variants.hosts import SERVICE_ADDRESS
+from harness.variants.programs import CommandInputs, write_inputs
+from pulp_base.manifest import parse_manifest
+
+__all__ = ["FixtureSite", "ManifestSource", "resolve_profile", "check_site", "prepare_tree", "prepare_sources"]
+
+
+def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The NetworkProfile called `name`: a built-in one, or one the spec defines under [profiles.NAME]
+    as `base` (a built-in, default loopback) with latency / per_connection_bps / total_bps changed."""
+    from fixtures.profiles import PROFILES
+
+    if name in custom:
+        values = dict(custom[name])
+        base = values.pop("base", "loopback")
+        if base not in PROFILES:
+            raise SpecError(f"profile {name!r}: base {base!r} is not one of {', '.join(PROFILES)}")
+        try:
+            return dataclasses.replace(PROFILES[base].with_overrides(**values), name=name)
+        except (TypeError, ValueError) as error:
+            raise SpecError(f"profile {name!r}: {error}") from error
+    if name not in PROFILES:
+        known = ", ".join([*PROFILES, *custom])
+        raise SpecError(f"no network profile named {name!r}; known: {known} (or define [profiles.{name}])")
+    return PROFILES[name]
+
+
+def check_site(experiment: Experiment) -> None:
+    """Every profile in use exists; nginx is installed when asked for, and only asked for loopback
+    (it cannot shape traffic)."""
+    if experiment.server == "nginx" and experiment.base_url is None:
+        from fixtures.nginx import NginxNotFound, nginx_binary
+
+        try:
+            nginx_binary()
+        except NginxNotFound as error:
+            raise SpecError(f"{error}; or use server = \"builtin\"") from error
+    for variant in experiment.variants:
+        profile = resolve_profile(experiment.profile_of(variant), experiment.profiles)
+        if experiment.server == "nginx" and experiment.base_url is None and profile.shaped:
+            raise SpecError(
+                f"server = \"nginx\" cannot shape traffic, but variant {variant.name!r} uses profile "
+                f"{profile.name!r}; use server = \"builtin\" for shaped profiles, or profile = \"loopback\""
+            )
+
+
+def prepare_tree(experiment: Experiment) -> Path:
+    """The fixture tree for the experiment's scale, generated unless its manifests are there already."""
+    from fixtures.generate import default_fixture_dir, generate_tree
+
+    root = Path(experiment.fixtures) if experiment.fixtures else default_fixture_dir(experiment.scale)
+    if not all((root / manifest_path(m)).is_file() for m in experiment.manifests):
+        generate_tree(root, experiment.scale)
+    missing = [m for m in experiment.manifests if not (root / manifest_path(m)).is_file()]
+    if missing:
+        raise SpecError(
+            f"the fixture tree {root} has no manifest for {missing}; known names: 100..500, many-small, PULP_MANIFEST"
+        )
+    return root
+
+
+@dataclass(frozen=True)
+class ManifestSource:
+    """One manifest of the experiment as the runs use it. `whole` is a local copy of the manifest,
+    `lines` what the syncs read (the sample, or `whole` itself), `facts` what results.json says of it:
+    files and bytes of what each run downloads, the remote's public URL, the sample drawn."""
+
+    name: str
+    whole: Path
+    lines: Path
+    facts: Mapping[str, Any]
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the runs sync a sample of the manifest rather than all of it."""
+        return self.lines != self.whole
+
+
+def prepare_sources(experiment: Experiment, root: Path | None, folder: Path,
+                    environ: Mapping[str, str]) -> dict[str, ManifestSource]:
+    """Each manifest's source: from the fixture tree, or fetched from the remote with every pulp-sync
+    variant's downloader and settings (so each is checked before the first run), then sampled if asked.
+    `folder` receives the fetched manifests and the samples."""
+    sources = {}
+    for manifest in experiment.manifests:
+        where = folder / manifest.replace("/", "_")
+        facts: dict[str, Any] = {}
+        if root is not None:
+            whole = root / manifest_path(manifest)
+        else:
+            whole = _fetched(experiment, manifest, where, environ)
+            facts["url"] = public_url(remote_manifest_url(experiment, manifest))
+        sources[manifest] = _sampled(experiment, manifest, whole, where, facts)
+    return sources
+
+
+def remote_manifest_url(experiment: Experiment, manifest: str) -> str:
+    """Where `manifest` is on the experiment's remote: its URL itself, or found by name under a base URL."""
+
+    url = str(experiment.base_url)
+    return url if is_manifest_url(url) else url.rstrip("/") + "/" + manifest_path(manifest)
+
+
+def _fetched(experiment: Experiment, manifest: str, where: Path, environ: Mapping[str, str]) -> Path:
+    """The remote's manifest, fetched by every distinct (downloader, settings) of the pulp-sync variants."""
+
+    url = remote_manifest_url(experiment, manifest)
+    checked: list[tuple[str, dict[str, Any]]] = []
+    fetched = None
+    ours = [v for v in experiment.variants if v.kind == "pulp-sync"]
+    for variant in ours or [Variant("check", downloader="asyncio")]:
+        settings = resolve_settings(experiment.remote_of(variant), environ)
+        if (variant.downloader, settings) not in checked:
+            checked.append((variant.downloader, settings))
+            fetched = check_manifest(url, variant.downloader, settings, where)
+    assert fetched is not None
+    return fetched
+
+
+def _sampled(experiment: Experiment, manifest: str, whole: Path, where: Path, facts: dict[str, Any]) -> ManifestSource:
+    whole_facts = _totals(whole)
+    if experiment.sample is None:
+        return ManifestSource(manifest, whole, whole, {**facts, **whole_facts})
+
+    where.mkdir(parents=True, exist_ok=True)
+    lines = where / "sample"
+    drawn = sample_manifest(whole, parse_sample(experiment.sample), lines, experiment.sample_seed)
+    facts = {**facts, "files": drawn.sample_files, "bytes": drawn.sample_bytes, "sample": drawn.as_dict()}
+    return ManifestSource(manifest, whole, lines, facts)
+
+
+def _totals(manifest: Path) -> dict[str, int]:
+    entries = list(parse_manifest(manifest))
+    return {"files": len(entries), "bytes": sum(entry.size for entry in entries)}
+
+
+class FixtureSite:
+    """The running servers of an experiment, by profile; a context manager that stops them all."""
+
+    def __init__(self, experiment: Experiment, root: Path | None) -> None:
+        self.experiment = experiment
+        self.root = root
+        self.host = SERVICE_ADDRESS if any(variant.hosts for variant in experiment.variants) else "127.0.0.1"
+        self._servers: dict[str, tuple[ExitStack, Any]] = {}
+        self._inputs: dict[str, CommandInputs] = {}
+
+    def __enter__(self) -> FixtureSite:
+        if self.experiment.base_url is None:
+            for name in sorted({self.experiment.profile_of(v) for v in self.experiment.variants}):
+                self._start(name)
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        for name in list(self._servers):
+            self._stop(name)
+
+    def manifest_url(self, variant: Variant, manifest: str) -> str:
+        """The URL of `manifest` as `variant` downloads it."""
+        if self.experiment.base_url is not None:
+            return remote_manifest_url(self.experiment, manifest)
+        return self._servers[self.experiment.profile_of(variant)][1].url + manifest_path(manifest)
+
+    def restart(self, variant: Variant) -> float | None:
+        """Restart `variant`'s server when the spec asks for it; returns the seconds it took, or None."""
+        if not self.experiment.restart_server or self.experiment.base_url is not None:
+            return None
+        started = time.monotonic()
+        name = self.experiment.profile_of(variant)
+        self._stop(name)
+        self._start(name)
+        return time.monotonic() - started
+
+    def command_inputs(self, variant: Variant, source: ManifestSource, folder: Path) -> CommandInputs:
+        """The input files of command variants for `source`'s lines as `variant` downloads them (written once)."""
+
+        url = self.manifest_url(variant, source.name)
+        if url not in self._inputs:
+            where = folder / f"{len(self._inputs)}-{source.name.replace('/', '_')}"
+            self._inputs[url] = write_inputs(source.lines, url, where)
+        return self._inputs[url]
+
+    def stats(self) -> dict[str, Any]:
+        """Each builtin server's own counters (requests, bytes, ...) by profile, for results.json."""
+        return {name: _stats_of(server) for name, (_, server) in self._servers.items()}
+
+    def _start(self, name: str) -> None:
+        assert self.root is not None, "a fixture server needs a fixture tree"
+        stack = ExitStack()
+        if self.experiment.server == "nginx":
+            from fixtures.nginx import serve_with_nginx
+
+            server = stack.enter_context(serve_with_nginx(self.root, self.host))
+        else:
+            from fixtures.server import serve_in_background
+
+            profile = resolve_profile(name, self.experiment.profiles)
+            server = stack.enter_context(serve_in_background(self.root, profile=profile, host=self.host))
+        self._servers[name] = (stack, server)
+
+    def _stop(self, name: str) -> None:
+        stack, _ = self._servers.pop(name)
+        stack.close()
+
+
+def _stats_of(server: Any) -> Any:
+    stats = getattr(server, "stats", None)
+    if stats is None:
+        return None
+    try:
+        value = stats()
+    except Exception as error:  # a server that cannot report must not lose the experiment's results
+        return f"unavailable: {error}"
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value

@@ -1,0 +1,237 @@
+"""The machine's state around an experiment, as pyperf's `system show` checks it, and what would disturb it.
+
+Timing is only as good as the quiet of the machine it ran on: another busy process, a CPU governor
+that lowers the clock while idle, swapping, or a second experiment sharing the state folder each move
+the figures more than most differences being measured. The harness records the state before the
+first run and after the last (`snapshot`) and, while the runs go on, the CPU of every process that is
+not the experiment's own (`Watch`); it keeps the full list of installed packages and the store's
+filesystem type, and turns what it found into warnings in the report (`warnings_for`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from collections import Counter
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterator
+
+from harness import defaults
+from harness.errors import HarnessError
+from harness.run.child import ProcessStat, descendants, process_stats
+
+__all__ = ["snapshot", "Watch", "installed_packages", "filesystem_of", "warnings_for", "state_lock",
+           "StateFolderBusy"]
+
+_SAMPLE_SECONDS = 0.5
+"""How long the busiest processes are watched for each snapshot."""
+_BUSIEST = 5
+_BUSY_SHARE = 0.10
+"""A process using more than a tenth of one CPU while the harness watches is worth a warning."""
+_LOAD_SHARE = 0.5
+"""A load average above half the CPUs before the first run is worth a warning."""
+_QUIET_GOVERNORS = ("performance",)
+"""Governors that hold the clock steady; others (powersave, ondemand, schedutil) change it with load."""
+_SERVICES = ("postgres", "mariadbd", "mysqld", "redis-server")
+"""The servers the runs use but did not start: their CPU during the runs is the runs' own work, reported
+apart from the other processes and never warned about."""
+
+
+class StateFolderBusy(HarnessError, RuntimeError):
+    """Another experiment holds the state folder: two would reset each other's database and store."""
+
+
+def snapshot(exclude: set[int] | None = None) -> dict[str, Any]:
+    """The load average, the busiest processes over half a second (other than `exclude` and this
+    process), the CPU frequency governors where readable, and swap in use."""
+    return {
+        "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "load_average": list(os.getloadavg()),
+        "busiest": _busiest({os.getpid(), *(exclude or set())}),
+        "governors": _governors(),
+        "swap_used_mb": _swap_used_mb(),
+    }
+
+
+class Watch:
+    """The machine while the runs go on: every `interval` seconds a daemon thread reads /proc once and adds
+    each process's CPU since the last reading, apart from `root`'s process tree (the harness, its runs and
+    the servers it started), and the 1-minute load average and swap. A process that started and ended
+    between two readings is not seen; one that lived across a reading is counted in full.
+
+    `summary()` is results.json's `machine_state.during`: the busiest other processes as a share of one
+    CPU over the whole watch, the services the runs use (_SERVICES) likewise by name (all of PostgreSQL's
+    backends together; those of connections that lived between two readings are not seen), the highest
+    load and swap."""
+
+    def __init__(self, root: int | None = None, interval: float = defaults.MACHINE_WATCH_SECONDS) -> None:
+        self._root = os.getpid() if root is None else root
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="machine-watch", daemon=True)
+        self._last: dict[int, ProcessStat] = {}
+        self._used: Counter[tuple[int, int]] = Counter()
+        """CPU ticks used by each other process, by (pid, start time): a reused pid is another process."""
+        self._names: dict[tuple[int, int], str] = {}
+        self._loads: list[float] = []
+        self._swap: list[float] = []
+        self._started = 0.0
+        self._seconds = 0.0
+
+    def __enter__(self) -> Watch:
+        self._started = time.monotonic()
+        self._last = process_stats()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._read()
+        self._seconds = time.monotonic() - self._started
+
+    def summary(self) -> dict[str, Any]:
+        ticks = os.sysconf("SC_CLK_TCK") * max(self._seconds, 1e-9)
+        others = [{"pid": key[0], "name": self._names[key], "cpu_share": round(used / ticks, 3)}
+                  for key, used in self._used.most_common() if used > 0 and self._names[key] not in _SERVICES]
+        services: Counter[str] = Counter()
+        processes: Counter[str] = Counter()
+        for key, used in self._used.items():
+            if self._names[key] in _SERVICES:
+                services[self._names[key]] += used
+                processes[self._names[key]] += 1
+        return {
+            "seconds": round(self._seconds, 1),
+            "samples": len(self._loads),
+            "load_average_max": max(self._loads, default=None),
+            "swap_used_mb": max(self._swap, default=0.0),
+            "busiest": others[:_BUSIEST],
+            "services": [{"name": name, "processes": processes[name], "cpu_share": round(used / ticks, 3)}
+                         for name, used in services.most_common()],
+        }
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._read()
+
+    def _read(self) -> None:
+        now = process_stats()
+        own = {self._root, *descendants(self._root, now)}
+        for pid, stat in now.items():
+            if pid in own:
+                continue
+            before = self._last.get(pid)
+            key = (pid, stat.started)
+            self._used[key] += stat.cpu_ticks - (before.cpu_ticks if before and before.started == stat.started else 0)
+            self._names[key] = stat.name
+        self._last = now
+        self._loads.append(os.getloadavg()[0])
+        self._swap.append(_swap_used_mb())
+
+
+def installed_packages() -> dict[str, str]:
+    """Every distribution installed in this environment, name and version, sorted by name."""
+    found = {dist.metadata["Name"]: dist.version for dist in metadata.distributions() if dist.metadata["Name"]}
+    return dict(sorted(found.items(), key=lambda item: item[0].lower()))
+
+
+def filesystem_of(path: Path) -> dict[str, str] | None:
+    """The mount holding `path` (its deepest mount point in /proc/mounts): point, type and options."""
+    target = path.resolve()
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    best: dict[str, str] | None = None
+    try:
+        lines = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        device, point, kind, options, *_ = line.split()
+        point = point.replace("\\040", " ")
+        if (target == Path(point) or Path(point) in target.parents) and (
+                best is None or len(point) > len(best["mount_point"])):
+            best = {"mount_point": point, "type": kind, "device": device, "options": options}
+    return best
+
+
+def warnings_for(environment: dict[str, Any]) -> list[str]:
+    """What in the recorded machine state would disturb the figures, as sentences for the report."""
+    machine = environment.get("machine", {})
+    cpus = machine.get("cpu_count") or 1
+    found = []
+    for moment in ("before", "during", "after"):
+        state = environment.get("machine_state", {}).get(moment)
+        if not state:
+            continue
+        load = (state.get("load_average") or [0.0])[0]
+        if moment == "before" and load > _LOAD_SHARE * cpus:
+            found.append(f"load average {load:.2f} on {cpus} CPUs before the first run: the machine was busy")
+        for process in state["busiest"]:
+            if process["cpu_share"] > _BUSY_SHARE:
+                over = " on average" if moment == "during" else ""
+                found.append(f"{moment} the runs, {process['name']} (pid {process['pid']}) used "
+                             f"{process['cpu_share']:.0%} of a CPU{over}")
+        if state["swap_used_mb"]:
+            found.append(f"{state['swap_used_mb']:.0f} MB of swap in use {moment} the runs: paging slows a run "
+                         "at random")
+    governors = (environment.get("machine_state", {}).get("before") or {}).get("governors") or []
+    unsteady = sorted({g for g in governors if g not in _QUIET_GOVERNORS})
+    if unsteady:
+        found.append(f"CPU frequency governor {', '.join(unsteady)}: the clock follows the load, so runs after an "
+                     "idle moment start slower (`cpupower frequency-set -g performance`)")
+    return found
+
+
+@contextmanager
+def state_lock(state_dir: Path) -> Iterator[None]:
+    """Hold the state folder for one experiment (an flock on `.lock` in it); StateFolderBusy if another holds it."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with (state_dir / ".lock").open("a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as error:
+            lock.seek(0)
+            holder = lock.read().strip() or "another process"
+            raise StateFolderBusy(f"state folder {state_dir} is in use by {holder}: two experiments would reset "
+                                  "each other's database and store; give this one --state-dir DIR") from error
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"pid {os.getpid()}")
+        lock.flush()
+        yield
+
+
+def _busiest(exclude: set[int]) -> list[dict[str, Any]]:
+    """The processes that used the most CPU over _SAMPLE_SECONDS, as a share of one CPU."""
+    before = process_stats()
+    time.sleep(_SAMPLE_SECONDS)
+    after = process_stats()
+    ticks = os.sysconf("SC_CLK_TCK") * _SAMPLE_SECONDS
+    used = sorted(((after[pid].cpu_ticks - before[pid].cpu_ticks, pid) for pid in after.keys() & before.keys()
+                   if pid not in exclude), reverse=True)
+    return [{"pid": pid, "name": after[pid].name, "cpu_share": round(delta / ticks, 3)}
+            for delta, pid in used[:_BUSIEST] if delta > 0]
+
+
+def _governors() -> list[str]:
+    """Each CPU's frequency governor, where the kernel exposes cpufreq (not in most VMs)."""
+    found = []
+    for path in sorted(Path("/sys/devices/system/cpu").glob("cpu[0-9]*/cpufreq/scaling_governor")):
+        try:
+            found.append(path.read_text().strip())
+        except OSError:
+            continue
+    return found
+
+
+def _swap_used_mb() -> float:
+    values = {}
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("SwapTotal", "SwapFree"):
+            values[key] = int(rest.split()[0])
+    return round((values.get("SwapTotal", 0) - values.get("SwapFree", 0)) / 1024, 1)

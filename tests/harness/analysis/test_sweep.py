@@ -1,0 +1,168 @@
+"""Sweeps of any numeric Remote setting, their verdicts and results.json, on synthetic runs (no syncs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from scipy import stats as scipy_stats
+
+from harness import cli
+from harness.analysis.findings import analyse
+from harness.analysis.sweep import INDISTINGUISHABLE, RECOMMENDED, recommend, recommendation_sentence, sweep_experiment
+from harness.experiment.spec import Experiment, SpecError, Variant, experiment_from_dict
+from harness.report.render import render
+from harness.results.folder import RESULTS_FILE, Results, load_results, save_results
+from tests.harness.helpers import make_run
+
+# seconds per sync of 10 MB at each concurrency, three runs each: flat from 8 on, clearly apart below
+CLEAR = {1: (10.0, 10.1, 9.9), 2: (5.0, 5.05, 4.95), 4: (2.6, 2.62, 2.58), 8: (1.02, 1.03, 1.01), 16: (1.0, 1.01, 0.99)}
+# three values whose runs overlap: no value is better than another beyond noise
+NOISY = {1: (1.0, 2.0, 1.5), 2: (1.4, 0.9, 2.1), 4: (1.2, 1.9, 1.0)}
+
+
+def _results(seconds: dict[float, tuple[float, ...]], **sweep: Any) -> Results:
+    """A sweep of asyncio over the keys of `seconds`, each run given its sync seconds."""
+    spec = sweep_experiment(["asyncio"], list(seconds), ["100"], runs=3, warmup=0, **sweep)
+    runs = [make_run(variant.name, time, round_, concurrency=variant.download_concurrency)
+            for variant, times in zip(spec.variants, seconds.values()) for round_, time in enumerate(times, start=1)]
+    return Results(experiment=spec, runs=runs)
+
+
+def _pick(results: Results) -> Any:
+    (pick,) = recommend(results.experiment, analyse(results.experiment, results.runs))
+    return pick
+
+
+def test_the_recommendation_is_in_results_json_with_a_positive_interval(tmp_path: Path) -> None:
+    results = _results(CLEAR)
+    save_results(tmp_path, results, analyse(results.experiment, results.runs))
+    (saved,) = json.loads((tmp_path / RESULTS_FILE).read_text())["recommendations"]
+    assert {key: saved[key] for key in ("manifest", "downloader", "setting", "verdict", "value", "best_value")} == {
+        "manifest": "100", "downloader": "asyncio", "setting": "download_concurrency", "verdict": RECOMMENDED,
+        "value": 8, "best_value": 16}
+    assert 0 < saved["ci_low"] <= saved["mb_per_s"] <= saved["ci_high"]
+    assert saved["best_mb_s"] == pytest.approx(10.0, rel=0.01) and saved["tolerance"] == 0.05
+    assert saved["p_value"] < 0.05
+
+
+def test_an_experiment_that_is_no_sweep_has_no_recommendations(tmp_path: Path) -> None:
+    spec = Experiment(name="e", variants=(Variant("asyncio", "asyncio"),), manifests=("100",), runs=2)
+    results = Results(experiment=spec, runs=[make_run("asyncio", 1.0, 1), make_run("asyncio", 1.1, 2)])
+    save_results(tmp_path, results, analyse(spec, results.runs))
+    assert "recommendations" not in json.loads((tmp_path / RESULTS_FILE).read_text())
+
+
+def test_runs_that_cannot_separate_the_values_recommend_nothing() -> None:
+    pick = _pick(_results(NOISY))
+    assert pick.verdict == INDISTINGUISHABLE and pick.value in NOISY  # shown, but no finding: any will do
+    assert pick.ci_low is not None and 0 < pick.ci_low <= pick.mb_per_s <= pick.ci_high
+    assert pick.p_value is not None and pick.p_value >= 0.05
+    sentence = recommendation_sentence(pick)
+    assert "the runs cannot tell concurrency 1, 2, 4 apart (best" in sentence
+    assert sentence.endswith("; run more (--runs) or accept any") and "use " not in sentence
+
+
+def test_the_best_against_the_worst_is_bonferroni_adjusted_for_every_pair() -> None:
+    pick = _pick(_results(CLEAR))
+    welch = scipy_stats.ttest_ind(CLEAR[16], CLEAR[1], equal_var=False).pvalue
+    assert pick.p_value == pytest.approx(min(1.0, welch * 10))  # 5 values: 10 pairs
+
+
+def test_a_value_with_one_run_recommends_nothing() -> None:
+    results = _results(CLEAR)
+    results.runs = [run for run in results.runs if not (run.variant == "asyncio-c2" and run.round > 1)]
+    pick = _pick(results)
+    assert (pick.verdict, pick.few_runs, pick.p_value) == (INDISTINGUISHABLE, (2,), None)
+    assert "(fewer than 2 counted runs at 2)" in recommendation_sentence(pick)
+
+
+def test_a_rate_limit_sweep_names_its_variants_and_sets_the_remote_setting() -> None:
+    spec = sweep_experiment(["asyncio", "futures"], ["20", 5, 0.5, "5"], ["100"], sweep_setting="rate_limit")
+    assert spec.sweep_setting == "rate_limit" and spec.kind == "sweep"
+    assert [v.name for v in spec.variants] == [
+        "asyncio-rate_limit-0.5", "asyncio-rate_limit-5", "asyncio-rate_limit-20",
+        "futures-rate_limit-0.5", "futures-rate_limit-5", "futures-rate_limit-20"]
+    assert [v.remote["rate_limit"] for v in spec.variants[:3]] == [0.5, 5.0, 20.0]
+    assert {v.download_concurrency for v in spec.variants} == {10}
+    assert spec.remote_of(spec.variants[1])["rate_limit"] == 5.0
+    assert experiment_from_dict(spec.as_dict()) == spec
+
+
+def test_a_rate_limit_sweep_recommends_a_rate(tmp_path: Path) -> None:
+    results = _results({5: (4.0, 4.1, 3.9), 10: (2.0, 2.05, 1.95), 20: (1.96, 1.98, 2.0)}, sweep_setting="rate_limit")
+    pick = _pick(results)
+    assert (pick.setting, pick.verdict, pick.value, pick.best_value) == ("rate_limit", RECOMMENDED, 10.0, 20.0)
+    assert "asyncio on 100: use rate_limit 10 (" in recommendation_sentence(pick)
+    save_results(tmp_path, results, analyse(results.experiment, results.runs))
+    assert load_results(tmp_path).experiment.sweep_setting == "rate_limit"
+
+
+def test_a_sweep_through_zero_renders_its_plot_and_report(tmp_path: Path) -> None:
+    results = _results({0: (1.0, 1.1, 0.9), 3: (1.0, 0.95, 1.05)}, sweep_setting="max_retries")
+    save_results(tmp_path, results, analyse(results.experiment, results.runs))
+    rendered = render(tmp_path)
+    assert (tmp_path / "sweep.png").is_file()
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## Recommended max_retries" in summary and "cannot tell max_retries 0, 3 apart" in summary
+    assert "Sweep of max_retries" in rendered.report.read_text()
+
+
+def test_a_spec_cannot_sweep_a_setting_that_is_not_a_number() -> None:
+    with pytest.raises(SpecError, match="sweep_setting = 'headers': a numeric Remote setting"):
+        Experiment(name="s", variants=(Variant("a", "asyncio"),)).with_overrides(sweep_setting="headers")
+    with pytest.raises(SpecError, match="variant 'a': a sweep of rate_limit needs a number"):
+        Experiment(name="s", variants=(Variant("a", "asyncio"),)).with_overrides(
+            kind="sweep", sweep_setting="rate_limit")
+
+
+def _invoke(*args: str) -> tuple[int, list[str]]:
+    result = CliRunner().invoke(cli.bench_group, ["sweep", "--downloader", "asyncio", *args])
+    return result.exit_code, [line for line in result.output.splitlines() if line.startswith("Error:")]
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ("nope=1,2", "'nope' is not a numeric Remote setting; sweep one of: download_concurrency"),
+    ("headers=a", "'headers' is not a numeric Remote setting"),
+    ("rate_limit=5,fast", "rate_limit: 'fast' is not a number"),
+    ("max_retries=0,1.5", "max_retries: invalid literal for int()"),
+    ("max_retries=-1,3", "max_retries must be 0 or more, not -1"),
+    ("rate_limit=", "rate_limit: no values to sweep"),
+    ("rate_limit", "'rate_limit': expected NAME=V1,V2,..."),
+])
+def test_a_bad_sweep_is_a_usage_error(given: str, message: str) -> None:
+    code, errors = _invoke("--sweep", given)
+    assert code == 2 and len(errors) == 1 and message in errors[0], errors
+
+
+def test_sweep_and_concurrency_together_are_a_usage_error() -> None:
+    code, errors = _invoke("--concurrency", "1,2", "--sweep", "rate_limit=5,10")
+    assert code == 2 and errors == ["Error: give --concurrency or --sweep, not both "
+                                    "(--sweep download_concurrency=... is --concurrency)"]
+
+
+def test_the_sweep_option_builds_the_experiment(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[Experiment] = []
+
+    def execute(experiment: Experiment, options: dict[str, Any]) -> Any:
+        made.append(experiment)
+        return SimpleNamespace(results=SimpleNamespace(runs=[]))
+
+    monkeypatch.setattr(cli, "_execute", execute)
+    code, errors = _invoke("--sweep", "max_retries=3,0", "--runs", "2")
+    assert (code, errors) == (0, [])
+    (experiment,) = made
+    assert experiment.sweep_setting == "max_retries" and experiment.runs == 2
+    assert [(v.name, dict(v.remote)) for v in experiment.variants] == [
+        ("asyncio-max_retries-0", {"max_retries": 0}), ("asyncio-max_retries-3", {"max_retries": 3})]
+
+
+def test_a_best_value_at_the_edge_of_the_range_says_to_sweep_beyond_it() -> None:
+    assert recommendation_sentence(_pick(_results(CLEAR))).endswith("larger ones may be faster still: sweep beyond 16")
+    inside = _pick(_results({1: (4.0, 4.1, 3.9), 2: (2.0, 2.02, 1.98), 4: (2.3, 2.32, 2.28)}))
+    assert (inside.verdict, inside.best_value) == (RECOMMENDED, 2)
+    assert "sweep beyond" not in recommendation_sentence(inside)

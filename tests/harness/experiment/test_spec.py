@@ -1,0 +1,119 @@
+"""Specs: the shipped ones load, mistakes are caught when the file is read, overrides re-check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from downloaders import available
+from harness.experiment.spec import Experiment, SpecError, experiment_from_dict, load_spec, manifest_path
+from harness.run.fixture_site import check_site, resolve_profile
+
+EXPERIMENTS = Path(__file__).resolve().parents[3] / "experiments"
+
+
+def _spec(**changes: object) -> dict[str, object]:
+    data: dict[str, object] = {"name": "t", "variants": [{"name": "a", "downloader": "asyncio"}]}
+    data.update(changes)
+    return data
+
+
+def test_seed_002_is_the_seeds_matrix() -> None:
+    spec = load_spec(EXPERIMENTS / "seed-002.toml")
+    assert spec.manifests == ("100", "200", "300", "400", "500")
+    assert (spec.runs, spec.warmup, spec.profile, spec.server) == (10, 1, "wan", "builtin")
+    assert [(v.downloader, v.download_concurrency) for v in spec.variants] == [("asyncio", 10), ("futures", 10)]
+    assert spec.baseline_variant.name == "futures"
+
+
+def test_era_defaults_use_the_concurrency_of_that_time() -> None:
+    spec = load_spec(EXPERIMENTS / "seed-002-era-defaults.toml")
+    assert {v.downloader: v.download_concurrency for v in spec.variants} == {"asyncio": 100, "futures": 4}
+
+
+@pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.toml")), ids=lambda path: path.name)
+def test_every_shipped_experiment_is_valid_and_its_downloaders_installed(path: Path) -> None:
+    spec = load_spec(path)
+    assert spec.name == path.stem and spec.variants
+    installed = set(available())
+    assert {v.downloader for v in spec.variants if v.kind == "pulp-sync"} <= installed
+
+
+def test_round_trip_through_json_values() -> None:
+    spec = load_spec(EXPERIMENTS / "seed-002.toml")
+    assert experiment_from_dict(spec.as_dict()) == spec
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"runs": 0}, "runs"),
+        ({"scale": 0}, "scale"),
+        ({"band": 1.5}, "band = 1.5: the band of practical equivalence"),
+        ({"server": "apache"}, "server"),
+        ({"baseline": "nope"}, "no variant named"),
+        ({"colour": "red"}, "unknown keys"),
+        ({"variants": []}, r"no \[\[variants\]\]"),
+        ({"variants": [{"name": "a"}]}, "name and a downloader"),
+        ({"variants": [{"name": "a", "downloader": "x"}, {"name": "a", "downloader": "y"}]}, "unique"),
+        ({"variants": [{"name": "a", "downloader": "x", "tasking": "celery"}]}, "is not one of inline, rq"),
+        ({"variants": [{"name": "a b", "downloader": "x"}]}, "letters"),
+    ],
+)
+def test_mistakes_are_caught_when_read(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(SpecError, match=message):
+        experiment_from_dict(_spec(**changes))
+
+
+def test_overrides_are_checked_again() -> None:
+    spec = experiment_from_dict(_spec())
+    assert spec.with_overrides(runs=3, scale=None).runs == 3
+    with pytest.raises(SpecError):
+        spec.with_overrides(runs=-1)
+
+
+def test_a_missing_file_says_where_to_look(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="experiments/"):
+        load_spec(tmp_path / "none.toml")
+
+
+def test_manifest_names() -> None:
+    assert manifest_path("300") == "PULP_MANIFEST_300"
+    assert manifest_path("many-small") == "many-small/PULP_MANIFEST"
+    assert manifest_path("PULP_MANIFEST") == "PULP_MANIFEST"
+
+
+def test_custom_profiles_build_on_a_named_one() -> None:
+    custom = {"throttled": {"base": "lan", "latency": 0.2}}
+    profile = resolve_profile("throttled", custom)
+    assert (profile.name, profile.latency, profile.per_connection_bps) == ("throttled", 0.2, 100_000_000)
+    with pytest.raises(SpecError, match="known"):
+        resolve_profile("moon", custom)
+
+
+def test_nginx_cannot_serve_a_shaped_profile() -> None:
+    spec = Experiment(**{**experiment_from_dict(_spec()).__dict__, "server": "nginx", "profile": "wan"})
+    with pytest.raises(SpecError, match="cannot shape"):
+        check_site(spec)
+    check_site(spec.with_overrides(profile="loopback"))
+
+
+@pytest.mark.parametrize(
+    ("remote", "message"),
+    [
+        ({"headers": {"X-Trace": "a\r\nX-Injected: 1"}}, "headers: the value of X-Trace holds CR, LF or NUL"),
+        ({"headers": {"X-Trace": "a\u0000b"}}, "headers: the value of X-Trace holds CR, LF or NUL"),
+        ({"sock_read_timeout": 1e308}, "sock_read_timeout must be a positive number of seconds, at most"),
+        ({"rate_limit": 1e-308}, "rate_limit is requests per second, finite and at least"),
+        ({"proxy_url": "ftp://127.0.0.1:21"}, "proxy_url: only http and https URLs are fetched, not 'ftp'"),
+    ],
+)
+def test_a_remote_setting_no_sync_can_use_is_refused_naming_it(remote: dict[str, object], message: str) -> None:
+    """The rules of downloaders/settings.py, which the command line and the API apply too."""
+    with pytest.raises(SpecError) as refused:
+        experiment_from_dict(_spec(remote=remote))
+    assert str(refused.value).startswith(f"[remote]: {message}") and "\n" not in str(refused.value)
+    variant = {"name": "a", "downloader": "asyncio", "remote": remote}
+    with pytest.raises(SpecError, match=r"^variant 'a': remote: " + message.split(" ")[0]):
+        experiment_from_dict(_spec(variants=[variant]))

@@ -1,0 +1,35 @@
+"""The run order: rounds per manifest, warm-ups first, variant order alternating."""
+
+from __future__ import annotations
+
+from harness.experiment.spec import Experiment, Variant
+from harness.run.schedule import plan
+
+
+def _experiment(variants: int = 2, runs: int = 3, warmup: int = 1) -> Experiment:
+    names = "ABC"[:variants]
+    return Experiment(name="x", variants=tuple(Variant(n, "asyncio") for n in names), manifests=("100", "200"),
+                      runs=runs, warmup=warmup)
+
+
+def test_rounds_alternate_the_order_of_the_variants() -> None:
+    runs = [r for r in plan(_experiment()) if r.manifest == "100"]
+    assert [r.variant for r in runs] == ["A", "B", "B", "A", "A", "B", "B", "A"]
+    assert [r.position for r in runs] == [1, 2] * 4
+
+
+def test_warmups_come_first_and_are_marked() -> None:
+    runs = [r for r in plan(_experiment()) if r.manifest == "100"]
+    assert [r.warmup for r in runs] == [True, True] + [False] * 6
+
+
+def test_one_manifest_is_finished_before_the_next() -> None:
+    runs = plan(_experiment(variants=3, runs=2, warmup=0))
+    manifests = [r.manifest for r in runs]
+    assert manifests == ["100"] * 6 + ["200"] * 6
+    assert [r.variant for r in runs[:6]] == ["A", "B", "C", "C", "B", "A"]
+
+
+def test_every_run_has_its_own_key() -> None:
+    runs = plan(_experiment(variants=3, runs=4, warmup=2))
+    assert len({r.key for r in runs}) == len(runs) == 2 * 3 * 6
