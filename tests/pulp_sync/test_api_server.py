@@ -18,6 +18,8 @@ pytestmark = pytest.mark.slow
 IDLE_CONNECTIONS = 6
 """More than the two gunicorn workers `running_api` starts, each of which one idle client used to hold."""
 STALLED_REQUESTS = 2
+ANSWER_BOUND = 15.0
+"""Seconds an answer may take here: generous for a busy machine, and half of what a held worker cost."""
 
 
 def _connections(base: str, count: int, first_bytes: bytes, stack: ExitStack) -> Iterator[socket.socket]:
@@ -40,4 +42,7 @@ def test_idle_and_stalled_clients_do_not_block_the_api(api: Api) -> None:  # noq
             answer = api.call("GET", "/pulp/api/v3/status/")
             seconds = time.monotonic() - started
             assert answer.status == 200, answer.text
-            assert seconds < 1.0, f"the API took {seconds:.1f} s to answer beside {len(idle) + len(stalled)} idle clients"
+            # a bound a busy machine cannot break, far below the 30 s the idle clients held the API for;
+            # the latency itself is measured by tests/benchmarks/test_slow_clients_benchmark.py
+            beside = len(idle) + len(stalled)
+            assert seconds < ANSWER_BOUND, f"the API took {seconds:.1f} s to answer beside {beside} idle clients"
