@@ -13,8 +13,8 @@ described in docs/plugins.md.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 __all__ = ["OPTION", "CONTRACT", "names_contract"]
 

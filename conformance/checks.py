@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Generator, Iterable, Sequence
 from urllib.parse import urlsplit
 
 import pytest
@@ -21,15 +21,15 @@ import pytest
 from conformance.rules import RULES
 from downloaders import (
     Downloader,
-    DownloaderSettings,
     DownloadError,
+    DownloaderSettings,
     DownloadFailure,
     DownloadRequest,
     DownloadResult,
     Outcome,
     TLSConfigurationError,
 )
-from fixtures.server import RunningServer
+from fixtures.server import RunningServer, StatsJson
 from pulp_base.manifest import file_url, parse_manifest
 
 __all__ = [
@@ -122,7 +122,7 @@ class CountingRequests:
         self.requests = list(requests)
         self.taken = 0
 
-    def __iter__(self) -> "CountingRequests":
+    def __iter__(self) -> CountingRequests:
         return self
 
     def __next__(self) -> DownloadRequest:
@@ -163,8 +163,8 @@ def run_ahead_limit(download_concurrency: int) -> int:
 
 
 def wait_for_stats(
-    server: RunningServer, ready: Callable[[dict[str, object]], bool], timeout: float = 10.0
-) -> dict[str, object]:
+    server: RunningServer, ready: Callable[[StatsJson], bool], timeout: float = 10.0
+) -> StatsJson:
     """The fixture server's stats once `ready` holds for them, or the last ones read after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     stats = server.stats()

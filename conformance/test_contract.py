@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import gzip
 import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 import pytest
@@ -45,8 +46,8 @@ from downloaders import (
     DigestMismatch,
     DownloadConnectionError,
     Downloader,
-    DownloaderSettings,
     DownloadError,
+    DownloaderSettings,
     DownloadFailure,
     DownloadRequest,
     DownloadResult,
@@ -127,7 +128,16 @@ TRANSIENT = {
     "corrupt": (FaultConfig(corrupt=1.0, max_per_path=1), {}),
     "stall": (FaultConfig(stall=1.0, max_per_path=1, stall_seconds=30), {"sock_read_timeout": 1.0}),
 }
-READ_TIMEOUTS: dict[str, tuple[dict[str, object], int, str]] = {
+
+
+class _Serving(TypedDict, total=False):
+    """How `serve_in_background` is to serve a case's tree."""
+
+    profile: NetworkProfile
+    faults: FaultConfig
+
+
+READ_TIMEOUTS: dict[str, tuple[_Serving, int, str]] = {
     "stalled-body": (
         {"faults": FaultConfig(stall=1.0, stall_seconds=30)},
         1,
@@ -233,7 +243,7 @@ def test_outcomes_are_handed_over_as_they_complete(subject: Subject, tree: Path,
         settings = {"download_concurrency": CONCURRENCY, "sock_read_timeout": 3.0, "max_retries": 0}
         with closing(subject.fetch(iter(requests), temp_dir, **settings)) as outcomes:
             first = next(outcomes)
-            stats = wait_for_stats(running, lambda seen: seen["faults"]["stall"] >= 1)  # type: ignore[index]
+            stats = wait_for_stats(running, lambda seen: seen["faults"]["stall"] >= 1)
             rest = list(outcomes)
     check_one_outcome_per_request(subject, requests, [first, *rest])
     assert first.request != requests[0], subject.broke(
@@ -241,7 +251,7 @@ def test_outcomes_are_handed_over_as_they_complete(subject: Subject, tree: Path,
         "yielded first the outcome of a request still stalled while others had completed",
         "yield outcomes in completion order, not in request order",
     )
-    assert stats["in_flight"], subject.broke(  # type: ignore[index]
+    assert stats["in_flight"], subject.broke(
         4, "yielded its first outcome only once every request had ended", "yield each outcome as soon as it completes"
     )
     assert rest[-1].request == requests[0] and isinstance(rest[-1], DownloadFailure), subject.broke(

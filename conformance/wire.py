@@ -18,11 +18,11 @@ import ssl
 import subprocess
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -47,6 +47,8 @@ __all__ = [
 
 Answer = Callable[[web.Request], Awaitable[web.StreamResponse]]
 """How an Origin answers one request."""
+Stop = Callable[[], Coroutine[Any, Any, None]]
+"""What stops a server on its own loop (`in_a_thread` runs it there from the caller's thread)."""
 
 _START_SECONDS = 10.0
 
@@ -166,7 +168,7 @@ def serving(origin: Origin, context: ssl.SSLContext | None = None) -> Iterator[O
     """Serve `origin` on a free port of 127.0.0.1 (https with `context`) until the block ends."""
     runner = web.AppRunner(origin.app(), access_log=None, shutdown_timeout=0.2)
 
-    async def start() -> tuple[int, Callable[[], Awaitable[None]]]:
+    async def start() -> tuple[int, Stop]:
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context).start()
         return int(runner.addresses[0][1]), runner.cleanup
@@ -177,8 +179,7 @@ def serving(origin: Origin, context: ssl.SSLContext | None = None) -> Iterator[O
 
 
 @contextmanager
-def in_a_thread(start: Callable[[], Awaitable[tuple[int, Callable[[], Awaitable[None]]]]],
-                name: str = "server") -> Iterator[int]:
+def in_a_thread(start: Callable[[], Awaitable[tuple[int, Stop]]], name: str = "server") -> Iterator[int]:
     """Run a server's own event loop in a daemon thread until the block ends; the port it listens on.
 
     `start` sets the server up and returns its port and a coroutine function that stops it. An error in
@@ -186,7 +187,7 @@ def in_a_thread(start: Callable[[], Awaitable[tuple[int, Callable[[], Awaitable[
     asyncio downloader under test (and the test suite's servers off it too: tests/servers.py).
     """
     loop = asyncio.new_event_loop()
-    started: queue.Queue[tuple[int, Callable[[], Awaitable[None]]] | BaseException] = queue.Queue()
+    started: queue.Queue[tuple[int, Stop] | BaseException] = queue.Queue()
 
     def run() -> None:
         asyncio.set_event_loop(loop)

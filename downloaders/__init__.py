@@ -33,8 +33,8 @@ from downloaders.errors import (
     HttpStatusError,
     LocalStorageError,
     SizeMismatch,
-    TLSVerificationError,
     TLSConfigurationError,
+    TLSVerificationError,
     UnsupportedURL,
     VerificationError,
 )

@@ -17,8 +17,8 @@ default nothing is allowed-only and link-local is denied (`defaults.DENIED_NETWO
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 from urllib.parse import urlsplit
 
 from downloaders import defaults
@@ -42,7 +42,7 @@ class _Entries:
     suffixes: tuple[str, ...]
 
     @classmethod
-    def parse(cls, entries: Iterable[str], which: str) -> "_Entries":
+    def parse(cls, entries: Iterable[str], which: str) -> _Entries:
         networks: list[_Network] = []
         names: set[str] = set()
         suffixes: list[str] = []
@@ -93,7 +93,7 @@ class AddressPolicy:
         object.__setattr__(self, "_denied", _Entries.parse(self.deny, "deny"))
 
     @classmethod
-    def parse(cls, allow: str | None, deny: str | None) -> "AddressPolicy":
+    def parse(cls, allow: str | None, deny: str | None) -> AddressPolicy:
         """From comma-separated lists (an environment variable's); None keeps the default of that list,
         an empty text makes it empty (`deny=""` allows link-local). Raises ValueError naming a bad entry."""
         return cls(

@@ -10,10 +10,11 @@ import asyncio
 import socket
 import ssl
 from collections import deque
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Coroutine, Iterable, Mapping
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -35,9 +36,9 @@ from downloaders.errors import (
     quoted,
 )
 from downloaders.headers import first_hop_headers
+from downloaders.offload import HashingThread
 from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
-from downloaders.offload import HashingThread
 from downloaders.settings import DownloaderSettings
 from downloaders.tls import build_ssl_context, trusts_system_defaults
 from downloaders.types import DownloadRequest, DownloadResult, Outcome
@@ -172,8 +173,8 @@ class AsyncioDownloader(BaseDownloader):
             raise TLSVerificationError(url, f"TLS certificate not trusted: {error.certificate_error}") from error
         except aiohttp.ClientSSLError as error:
             raise TLSVerificationError(url, f"TLS error: {error}") from error
-        except asyncio.TimeoutError as error:
-            raise DownloadTimeout(url, f"timed out: {error or 'no data within the timeout'}") from error
+        except TimeoutError as error:
+            raise DownloadTimeout(url, f"timed out: {quoted(error) or 'no data within the timeout'}") from error
         except aiohttp.ClientPayloadError as error:
             raise DownloadConnectionError(url, f"body ended early: {quoted(error)}") from error
         except aiohttp.ClientResponseError as error:
@@ -181,7 +182,7 @@ class AsyncioDownloader(BaseDownloader):
         except (aiohttp.ClientError, OSError) as error:
             raise DownloadConnectionError(url, f"connection failed: {quoted(error) or type(error).__name__}") from error
 
-    def _proxy_arguments(self) -> dict[str, object]:
+    def _proxy_arguments(self) -> _ProxyArguments:
         settings = self.settings
         if not settings.proxy_url:
             return {}
@@ -191,12 +192,19 @@ class AsyncioDownloader(BaseDownloader):
         return {"proxy": settings.proxy_url, "proxy_auth": auth}
 
 
+class _ProxyArguments(TypedDict, total=False):
+    """The proxy keywords of every request of a fetch: none without a proxy."""
+
+    proxy: str
+    proxy_auth: aiohttp.BasicAuth | None
+
+
 @dataclass(frozen=True)
 class _Client:
     """What every request of one fetch shares."""
 
     session: aiohttp.ClientSession
-    proxy: Mapping[str, object]
+    proxy: _ProxyArguments
     targets: ProxiedTargets
 
     async def response(self, chain: Redirects) -> aiohttp.ClientResponse:

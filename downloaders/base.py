@@ -12,8 +12,9 @@ import abc
 import asyncio
 import queue
 import threading
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
-from typing import Callable, ClassVar, Generator, Iterable, Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from downloaders import defaults
 from downloaders.errors import UnsupportedURL

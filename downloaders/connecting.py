@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from downloaders.addresses import AddressPolicy

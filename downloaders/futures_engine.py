@@ -20,10 +20,11 @@ import itertools
 import socket
 import ssl
 import time
+from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from threading import Event
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -247,8 +248,8 @@ def _pool_manager(settings: DownloaderSettings, engine: str, ssl_context: ssl.SS
         "timeout": timeout,
         "ssl_context": ssl_context,
         "cert_reqs": "CERT_REQUIRED" if settings.tls_validation else "CERT_NONE",
-        "address_policy": settings.address_policy,
     }
+    policy = settings.address_policy
     if settings.proxy_url:
         proxy_headers = None
         if settings.proxy_username:
@@ -256,8 +257,10 @@ def _pool_manager(settings: DownloaderSettings, engine: str, ssl_context: ssl.SS
                 proxy_basic_auth=f"{settings.proxy_username}:{settings.proxy_password or ''}"
             )
         targets = ProxiedTargets(settings)
-        return _CheckedProxyManager(settings.proxy_url, proxy_headers=proxy_headers, targets=targets, **common)
-    return _CheckedPoolManager(**common)
+        return _CheckedProxyManager(
+            settings.proxy_url, proxy_headers=proxy_headers, targets=targets, address_policy=policy, **common
+        )
+    return _CheckedPoolManager(address_policy=policy, **common)
 
 
 class _CheckedHTTPConnection(HTTPConnection):
@@ -331,7 +334,11 @@ class _CheckedProxyManager(_CheckedPoolManager, urllib3.ProxyManager):
         super().__init__(*args, **kwargs)
         self._targets = targets
 
-    def urlopen(self, method: str, url: str, redirect: bool = True, **kw: Any) -> urllib3.BaseHTTPResponse:
+    # urllib3's own ProxyManager.urlopen has this signature, narrower than RequestMethods.urlopen's (urllib3 ignores
+    # [override] there too): mypy checks this one against both.
+    def urlopen(  # type: ignore[override]
+        self, method: str, url: str, redirect: bool = True, **kw: Any
+    ) -> urllib3.BaseHTTPResponse:
         self._targets.check(url)
         return super().urlopen(method, url, redirect, **kw)
 

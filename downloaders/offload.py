@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable
+from typing import Any
 
 from downloaders.streaming import BodyWriter
 from downloaders.types import DownloadRequest
@@ -27,7 +28,6 @@ BACKLOG_CHUNKS = 64
 """Chunks waiting to be hashed before the loop waits (64 × a 256 kB chunk: 16 MB at most)."""
 
 _Item = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any] | None"]
-_STOP = object()
 
 
 class HashingThread:
@@ -38,11 +38,11 @@ class HashingThread:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, backlog: int = BACKLOG_CHUNKS) -> None:
         self._loop = loop
-        self._queue: queue.Queue[_Item | object] = queue.Queue(backlog)
+        self._queue: queue.Queue[_Item | None] = queue.Queue(backlog)  # None ends the thread
         self._thread = threading.Thread(target=self._drain, name="hashing", daemon=True)
         self._thread.start()
 
-    def body(self, request: DownloadRequest, temp_dir: Path) -> "AsyncBody":
+    def body(self, request: DownloadRequest, temp_dir: Path) -> AsyncBody:
         """A fresh temp file for `request`'s body, hashed here unless the body is known to be small."""
         small = request.size is not None and request.size < OFFLOAD_MIN_BYTES
         return AsyncBody(BodyWriter(request, temp_dir), None if small else self)
@@ -59,7 +59,7 @@ class HashingThread:
 
     def close(self) -> None:
         """Run what is queued, then end the thread."""
-        self._queue.put(_STOP)
+        self._queue.put(None)
         self._thread.join()
 
     async def _put(self, item: _Item) -> None:
@@ -69,8 +69,8 @@ class HashingThread:
             await asyncio.to_thread(self._queue.put, item)
 
     def _drain(self) -> None:
-        while (item := self._queue.get()) is not _STOP:
-            step, arguments, future = item  # type: ignore[misc]
+        while (item := self._queue.get()) is not None:
+            step, arguments, future = item
             try:
                 outcome, error = step(*arguments), None
             except Exception as failure:  # noqa: BLE001 - handed to the coroutine waiting for it
@@ -79,7 +79,7 @@ class HashingThread:
                 self._loop.call_soon_threadsafe(_settle, future, outcome, error)
 
 
-def _settle(future: "asyncio.Future[Any]", outcome: Any, error: BaseException | None) -> None:
+def _settle(future: asyncio.Future[Any], outcome: Any, error: BaseException | None) -> None:
     if future.done():
         return
     if error is not None:
@@ -120,7 +120,7 @@ class AsyncBody:
         self._writer.close()
         return self._writer.verify(await self._hashing.result(self._writer.hexdigest))
 
-    def __enter__(self) -> "AsyncBody":
+    def __enter__(self) -> AsyncBody:
         return self
 
     def __exit__(

@@ -26,7 +26,7 @@ belongs to a proxy (Proxy-Authorization) is the engine's and stays. A plugin use
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 from urllib.parse import urljoin, urlsplit
 
 from downloaders import defaults

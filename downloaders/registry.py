@@ -30,4 +30,5 @@ def load(name: str) -> type[Downloader]:
     if name not in points:
         known = ", ".join(sorted(points)) or "none (is pulp-sync installed, e.g. `pip install -e .`?)"
         raise UnknownDownloader(f"no downloader named {name!r}; installed: {known}")
-    return points[name].load()
+    downloader: type[Downloader] = points[name].load()  # what the plugin registered (an entry point is untyped)
+    return downloader

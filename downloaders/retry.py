@@ -5,12 +5,12 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Iterator
 
 from downloaders import defaults
 from downloaders.errors import DownloadError, HttpStatusError, VerificationError
@@ -32,8 +32,8 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    current = datetime.now(timezone.utc).timestamp() if now is None else now
+        when = when.replace(tzinfo=UTC)
+    current = datetime.now(UTC).timestamp() if now is None else now
     return max(0.0, when.timestamp() - current)
 
 

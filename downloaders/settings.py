@@ -20,9 +20,10 @@ import json
 import math
 import re
 import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from downloaders import defaults
@@ -76,7 +77,7 @@ def check_http_url(url: str) -> None:
     fetches from, and the only proxies every engine speaks to (aiohttp and urllib3 take no other)."""
     try:
         parts = urlsplit(url)
-        parts.port  # raises ValueError for a port that is not a number from 0 to 65535
+        _ = parts.port  # raises ValueError for a port that is not a number from 0 to 65535
     except ValueError as error:
         raise ValueError(f"not a URL we can fetch: {error}") from error
     if parts.scheme.lower() not in _HTTP_SCHEMES or not parts.netloc:
@@ -205,7 +206,7 @@ class DownloaderSettings:
         return min((t for t in (self.connect_timeout, self.sock_connect_timeout) if t is not None), default=None)
 
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> "DownloaderSettings":
+    def from_mapping(cls, values: Mapping[str, Any]) -> DownloaderSettings:
         """Build from a dict (a Remote's fields, a TOML table), ignoring None and unknown keys' absence.
 
         An unknown key is an error: a misspelt setting must not be silently dropped.
@@ -285,14 +286,15 @@ def _parse_float(text: str) -> float:
 def _parse_headers(text: str) -> dict[str, str]:
     """A JSON object of header names and values, or one `Name: value`."""
     if text.lstrip().startswith("{"):
-        return _checked(dict, json.loads(text))
+        headers: dict[str, str] = _checked(dict, json.loads(text))  # names and values: the setting's rule
+        return headers
     name, colon, value = text.partition(":")
     if not colon or not name.strip():
         raise ValueError(f"{text!r} is neither `Name: value` nor a JSON object")
     return {name.strip(): value.strip()}
 
 
-def _checked(kind: type, value: Any) -> Any:
+def _checked(kind: type[Any], value: Any) -> Any:
     """`value` if it is of `kind` (an int is a float too; a bool is no int); a dict's keys and values strings."""
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)

@@ -95,7 +95,7 @@ class BodyWriter:
             self.close()
             self.path.unlink(missing_ok=True)
 
-    def __enter__(self) -> "BodyWriter":
+    def __enter__(self) -> BodyWriter:
         return self
 
     def __exit__(

@@ -12,9 +12,10 @@ import ssl
 import tempfile
 import threading
 from collections import OrderedDict
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Iterator, NoReturn
+from typing import NoReturn
 
 from downloaders.errors import TLSConfigurationError
 from downloaders.settings import DownloaderSettings, is_pem
@@ -99,11 +100,12 @@ def _trusting(ca_cert: _Material) -> ssl.SSLContext:
         raise TLSConfigurationError(f"{given} holds no certificate to trust: {error}") from error
 
 
-def _load_client_certificate(context: ssl.SSLContext, cert: _Material, key: _Material) -> None:
+def _load_client_certificate(context: ssl.SSLContext, cert: Path | str, key: _Material) -> None:
     """`load_cert_chain` reads files only: PEM text goes through a private temporary file (mkstemp
-    makes it 0600), removed as soon as it is loaded, so a key lies on disk no longer than that."""
+    makes it 0600), removed as soon as it is loaded, so a key lies on disk no longer than that. Without
+    `key`, the key is read from the certificate's file."""
     try:
-        with _as_file(cert) as cert_file, _as_file(key) as key_file:
+        with _as_file(cert) as cert_file, (nullcontext() if key is None else _as_file(key)) as key_file:
             context.load_cert_chain(cert_file, key_file, password=_no_passphrase)
     except (OSError, ValueError) as error:
         given = f"client_cert ({_described(cert)})" + ("" if key is None else f" and client_key ({_described(key)})")
@@ -116,10 +118,10 @@ def _no_passphrase() -> NoReturn:
 
 
 @contextmanager
-def _as_file(value: _Material) -> Iterator[str | None]:
+def _as_file(value: Path | str) -> Iterator[str]:
     """The path of a file holding `value`: its own for a path, a private temporary one for PEM text."""
-    if value is None or not is_pem(value):
-        yield None if value is None else str(value)
+    if not is_pem(value):
+        yield str(value)
         return
     fd, name = tempfile.mkstemp(prefix="pulp-sync-tls-", suffix=".pem")
     try:

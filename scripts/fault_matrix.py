@@ -28,10 +28,11 @@ import random
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from fixtures.faults import FaultConfig, FaultKind
 from fixtures.server import RunningServer, serve_in_background
@@ -65,7 +66,7 @@ class Cell:
     seconds: float = 0.0
     errors: list[str] = field(default_factory=list)
 
-    def add(self, other: "Cell") -> None:
+    def add(self, other: Cell) -> None:
         """Count `other`'s syncs in this cell too."""
         for name in COUNTS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
@@ -149,7 +150,7 @@ def _one_sync(clean: str, faulty: RunningServer, engine: str, expected: set[tupl
     from pulp_sync import database
     from pulp_sync.models import Remote, Repository
     from pulp_sync.store import artifact_store
-    from pulp_sync.sync import SyncError, sync_repository
+    from pulp_sync.sync import SyncError, SyncReport, sync_repository
     from pulp_sync.verify import verify_store
 
     database.reset()
@@ -161,6 +162,7 @@ def _one_sync(clean: str, faulty: RunningServer, engine: str, expected: set[tupl
     faulty.reset_stats()
     started = time.monotonic()
     error: BaseException | None = None
+    report: SyncReport | None
     try:
         report = sync_repository(remote, repository)
     except SyncError as failure:
@@ -174,7 +176,7 @@ def _one_sync(clean: str, faulty: RunningServer, engine: str, expected: set[tupl
     whole = latest is not None and latest.number == number and _content(repository) == content
     clean_failure = isinstance(error, SyncError) and whole and found.problems() == 0
     cell.syncs = 1
-    cell.faults_injected = sum(faulty.stats()["faults"].values())  # type: ignore[union-attr]
+    cell.faults_injected = sum(faulty.stats()["faults"].values())
     cell.retries = report.retries if report is not None else 0
     cell.completed = int(error is None)
     cell.failed_clean = int(clean_failure)

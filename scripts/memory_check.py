@@ -19,10 +19,11 @@ import random
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import downloaders
-from harness.run.child import run_child
 from fixtures.server import serve_in_background
+from harness.run.child import run_child
 
 LIMIT_MB = 200
 
@@ -56,8 +57,8 @@ def write_big_file(root: Path, megabytes: int) -> str:
     return "big/PULP_MANIFEST"
 
 
-def sync_in_child(url: str, downloader: str, home: Path) -> dict[str, object]:
-    """One `pulp-sync sync --json` in a fresh process; its report plus the kernel's peak RSS for it."""
+def sync_in_child(url: str, downloader: str, home: Path) -> dict[str, Any]:
+    """One `pulp-sync sync --json` in a fresh process; its report (JSON) plus the kernel's peak RSS for it."""
     env = dict(os.environ, PULP_SYNC_HOME=str(home))
     run = run_child([sys.executable, "-m", "pulp_sync", "sync", url, "--downloader", downloader, "--json"], env)
     if run.returncode != 0:
@@ -86,9 +87,12 @@ def check(work: Path, files: int, big_mb: int, names: list[str]) -> int:
     """Write both trees under `work`, sync each with every downloader, print the table; 1 if over the bound."""
     tree = work / "tree"
     print(f"Writing {files} tiny files and one {big_mb} MB file under {tree} ...", flush=True)
-    cases = {f"{files} tiny files": write_tiny_files(tree, files), f"1 file of {big_mb} MB": write_big_file(tree, big_mb)}
+    cases = {
+        f"{files} tiny files": write_tiny_files(tree, files),
+        f"1 file of {big_mb} MB": write_big_file(tree, big_mb),
+    }
     worst = 0.0
-    print(f"| case | downloader | artifacts | MB | sync s | peak RSS MB |\n|---|---|---|---|---|---|")
+    print("| case | downloader | artifacts | MB | sync s | peak RSS MB |\n|---|---|---|---|---|---|")
     with serve_in_background(tree) as server:
         for case, manifest in cases.items():
             for downloader in names:
@@ -96,8 +100,9 @@ def check(work: Path, files: int, big_mb: int, names: list[str]) -> int:
                 report = sync_in_child(server.url + manifest, downloader, home)
                 worst = max(worst, float(report["peak_rss_mb"]))
                 print(
-                    f"| {case} | {downloader} | {report['artifacts_downloaded']} | {report['bytes_downloaded'] / 1e6:.1f}"
-                    f" | {report['seconds']:.1f} | {report['peak_rss_mb']:.1f} |",
+                    f"| {case} | {downloader} | {report['artifacts_downloaded']}"
+                    f" | {report['bytes_downloaded'] / 1e6:.1f} | {report['seconds']:.1f}"
+                    f" | {report['peak_rss_mb']:.1f} |",
                     flush=True,
                 )
     verdict = "within" if worst <= LIMIT_MB else "OVER"

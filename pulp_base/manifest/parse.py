@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
 
 __all__ = ["ManifestEntry", "ManifestError", "parse_manifest", "path_problem", "MAX_PATH_LENGTH", "MAX_LINE_BYTES"]
 

@@ -8,8 +8,9 @@ made here can never hold a manifest the sync turns down.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import Protocol
 
 from pulp_base.manifest.parse import ManifestError, path_problem
 

@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Generator, Iterable, Mapping
 from contextlib import asynccontextmanager, closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Generator, Iterable
+from typing import Any, ClassVar
 
 import urllib3
 
 from downloaders import (
     AddressPolicy,
     BaseDownloader,
-    DownloaderSettings,
     DownloadError,
+    DownloaderSettings,
     DownloadFailure,
     DownloadJob,
     DownloadRequest,

@@ -6,9 +6,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 REPO = Path(__file__).resolve().parents[2]
 """The repository's root, where `tests.conformance.broken` can be imported from."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from aiohttp import web

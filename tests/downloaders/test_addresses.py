@@ -8,8 +8,8 @@ Nothing leaves 127.0.0.1: `only_loopback` refuses (and records) any other connec
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

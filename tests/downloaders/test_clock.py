@@ -12,8 +12,7 @@ import pytest
 
 import downloaders
 from conformance.checks import read_requests, results_of
-from downloaders import DownloaderSettings, DownloadJob, DownloadRequest, DownloadResult
-from downloaders import retry
+from downloaders import DownloaderSettings, DownloadJob, DownloadRequest, DownloadResult, retry
 from fixtures.faults import FaultConfig
 from fixtures.profiles import NetworkProfile
 from fixtures.server import serve_in_background

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from downloaders import DownloaderSettings, DownloadRequest, DownloadTimeout, deadline_seconds, deadline_timeout
-from downloaders import defaults
+from downloaders import (
+    DownloaderSettings,
+    DownloadRequest,
+    DownloadTimeout,
+    deadline_seconds,
+    deadline_timeout,
+    defaults,
+)
 
 URL = "http://127.0.0.1/f.bin"
 

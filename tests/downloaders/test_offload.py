@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable, TypeVar
+from typing import TypeVar
 
 import pytest
 

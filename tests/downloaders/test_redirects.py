@@ -6,16 +6,16 @@ Two servers on 127.0.0.1 on two ports are two origins. Nothing leaves 127.0.0.1 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from aiohttp import web
 
 from downloaders import (
     AddressRefused,
-    DownloaderSettings,
     DownloadError,
+    DownloaderSettings,
     DownloadResult,
     HttpStatusError,
     Redirects,

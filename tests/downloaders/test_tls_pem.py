@@ -9,9 +9,10 @@ import os
 import ssl
 import stat
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -25,8 +26,8 @@ from downloaders import (
     TLSVerificationError,
     build_ssl_context,
     is_pem,
+    tls,
 )
-from downloaders import tls
 from downloaders.settings import REMOTE_SETTINGS
 from tests.downloaders.conftest import failure_of, fetch_one
 from tests.servers import self_signed_certificate, serve_app

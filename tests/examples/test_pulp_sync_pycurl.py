@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pycurl
-
-from downloaders import DownloaderSettings, first_hop_headers
 from pulp_sync_pycurl import downloader
 from pulp_sync_pycurl.downloader import curl_options
+
+from downloaders import DownloaderSettings, first_hop_headers
 
 
 def test_the_defaults_verify_tls_ignore_proxy_variables_and_send_our_headers() -> None:
@@ -52,6 +52,7 @@ def test_every_setting_reaches_libcurl(tmp_path: Path) -> None:
     assert (options[pycurl.PROXY], options[pycurl.PROXYUSERPWD]) == ("http://127.0.0.1:3128", "proxy-user:proxy-secret")
     assert (options[pycurl.SSL_VERIFYPEER], options[pycurl.SSL_VERIFYHOST]) == (0, 0)
     assert options[pycurl.CAINFO] == str(tmp_path / "ca.pem")
-    assert (options[pycurl.SSLCERT], options[pycurl.SSLKEY]) == (str(tmp_path / "client.pem"), str(tmp_path / "client.key"))
+    assert options[pycurl.SSLCERT] == str(tmp_path / "client.pem")
+    assert options[pycurl.SSLKEY] == str(tmp_path / "client.key")
     assert headers["X-Mirror"] == "a"
     assert options[pycurl.BUFFERSIZE] == downloader.MAX_BUFFER

@@ -70,7 +70,8 @@ def test_a_server_never_ready_is_an_error_after_the_bound_and_is_stopped_by_the_
         process = servers.start(python("import time; print('starting', flush=True); time.sleep(600)"), log)
         started = time.monotonic()
         try:
-            with pytest.raises(Refused, match=r"the server did not answer within 0.5 s \(is the machine overloaded\?\); its output: starting"):
+            expected = r"the server did not answer within 0.5 s \(is the machine overloaded\?\); its output: starting"
+            with pytest.raises(Refused, match=expected):
                 servers.wait_until(lambda: None, {"the server": process}, within=0.5, what="the server did not answer",
                                    output=lambda: servers.tail(log), failure=Refused)
         finally:
@@ -82,7 +83,10 @@ def test_a_server_never_ready_is_an_error_after_the_bound_and_is_stopped_by_the_
 
 def test_a_server_that_ignores_sigterm_is_killed_after_the_patience() -> None:
     with tempfile.TemporaryFile() as log:
-        code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(600)"
+        code = (
+            "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN);"
+            " print('up', flush=True); time.sleep(600)"
+        )
         process = servers.start(python(code), log)
         servers.wait_until(lambda: "up" in servers.tail(log) or None, {"the server": process}, within=60, what="never",
                            output=lambda: servers.tail(log), failure=Refused)

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Iterable, Iterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from pathlib import Path
-from typing import Iterable, Iterator
 
 import httpx
 
@@ -249,7 +249,7 @@ def _translate(url: str, error: Exception) -> DownloadError:
     if tls is not None:
         return TLSVerificationError(url, f"TLS error: {tls}")
     if isinstance(error, httpx.TransportError):
-        return DownloadConnectionError(url, f"connection failed: {error or type(error).__name__}")
+        return DownloadConnectionError(url, f"connection failed: {str(error) or type(error).__name__}")
     return DownloadError(url, f"{type(error).__name__}: {error}")
 
 
