@@ -1,14 +1,22 @@
-"""The REST API, served by gunicorn: Pulp 3's file-plugin dialect under /pulp/api/v3/ (pulp_sync/api/pulp/,
-what pulp-cli talks to), and the deprecated pulp-sync API under /api/v3/ (docs/api.md), described here:
+"""The REST API, served by gunicorn, in two dialects, each in its own package:
 
-    remotes/                                   CRUD; password, proxy_password, client_key write-only
-    repositories/                              CRUD; POST repositories/<id>/sync/ {"remote": href or id}
-    repositories/<id>/versions/<number>/content/
-    tasks/<uuid>/                              poll a sync: state, timestamps, progress, error
-    artifacts/                                 read-only, for admins
-    docs/api.json                              the OpenAPI schema (the only endpoint open to anyone)
+    pulp/           Pulp 3's file-plugin dialect under /pulp/api/v3/, what pulp-cli talks to
+    deprecated/     the deprecated pulp-sync API under /api/v3/ (docs/api.md), kept for its clients
 
-Every other endpoint needs a user (basic or token auth, `pulp-sync createuser`), who sees and changes
-only what pulp_sync/api/access.py lets them (in both APIs). Hrefs are paths
-(`/api/v3/remotes/1/`), as Pulp gives them.
+and what both share, here:
+
+    access.py       who sees and changes what: Pulp's object roles over pulp-sync's models
+    auth.py         the API's users and their tokens (`pulp-sync createuser`)
+    base.py         what every viewset is: pages, objects scoped to the user, ownership of what they create
+    fields.py       hrefs as Pulp gives and takes them
+    limits.py       the most a request may ask: page sizes, and the JSON bodies every database stores
+    pem.py          certificates and keys as PEM text
+    serializers.py  RemoteSerializer (Pulp's FileRemoteSerializer extends it), UniqueName, shown headers
+    urls.py         the root URLconf: both dialects' endpoints, and JSON for the errors Django answers
+    server.py       `pulp-sync api`: gunicorn with our settings
+    front.py        gunicorn's worker, reading whole requests before a thread takes them
+
+Every endpoint but the OpenAPI documents needs a user (basic or token auth, `pulp-sync createuser`), who
+sees and changes only what pulp_sync/api/access.py lets them (in both APIs). Hrefs are paths, as Pulp
+gives them.
 """

@@ -11,7 +11,8 @@ from click.testing import CliRunner, Result
 
 from downloaders import DownloaderSettings
 from downloaders.settings import REMOTE_SETTINGS
-from pulp_sync.cli import cli, sync
+from pulp_sync.cli import cli
+from pulp_sync.cli.sync import sync
 from pulp_sync.models import Remote, RepositoryVersion
 from tests.servers import self_signed_certificate
 

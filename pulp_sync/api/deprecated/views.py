@@ -1,5 +1,5 @@
-"""The API's endpoints: one viewset per resource, each as small as Django REST framework lets it be;
-who sees and changes what is the Pulp dialect's (pulp_sync/api/access.py)."""
+"""The deprecated API's endpoints: one viewset per resource, each as small as Django REST framework lets
+it be; who sees and changes what is the Pulp dialect's (pulp_sync/api/access.py)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ from rest_framework.response import Response
 
 from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, visible_or_404
 from pulp_sync.api.base import ApiViewSet, Scoped
-from pulp_sync.api.serializers import (
+from pulp_sync.api.deprecated.serializers import (
     ArtifactSerializer,
     ContentSerializer,
-    RemoteSerializer,
     RepositorySerializer,
     RepositoryVersionSerializer,
     SyncSerializer,
     TaskRefSerializer,
     TaskSerializer,
 )
+from pulp_sync.api.serializers import RemoteSerializer
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task
 
 __all__ = [
