@@ -1,5 +1,6 @@
 """The house's layering, checked statically: every import of every module (inside functions too, and a
-module named by a string, as importlib takes it) against the rules below. docs/architecture.md says why.
+module named by a string, as importlib takes it) against the rules below, and no import cycle between
+modules, at function level either. docs/architecture.md says why.
 
     pulp_base      the ground floor: imports nothing of ours, and no Django
     downloaders    pulp_base only (a plugin author reads it alone)
@@ -34,7 +35,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "harness": ("pulp_base", "downloaders", "fixtures", "conformance"),
 }
 """What each package may import of ours (and of Django's) besides itself."""
-_MODULE_NAME = re.compile(r"(?:%s)(?:\.\w+)+(?::\w+)?" % "|".join(OURS))
+_MODULE_NAME = re.compile(r"(?:" + "|".join(OURS) + r")(?:\.\w+)+(?::\w+)?")
 """A string that may name a module of ours ("harness.cli", "harness.cli:bench_group"), as importlib or an
 entry point takes it; it does if the module is in the tree (`pulp_sync.downloaders`, an entry-point
 group, is not)."""
@@ -101,3 +102,92 @@ def test_a_planted_violation_is_found(tmp_path: Path, package: str, planted: str
     assert [found.split(" imports ")[0] for found in violations(tmp_path, package)] == [
         f"{package}/planted.py:{planted.count(chr(10)) + 1}"
     ]
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Each module of ours under `root` and the modules of ours it imports when it runs: at the top or
+    inside a function, but not under `if TYPE_CHECKING:`, which annotations alone read."""
+    paths = [path for package in OURS for path in (root / package).rglob("*.py")]
+    modules = {_module_name(path.relative_to(root)): path for path in paths}
+    graph = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = {id(node) for block in ast.walk(tree) if _is_type_checking(block) for node in ast.walk(block)}
+        targets = {_known(candidate, modules) for node in ast.walk(tree) if id(node) not in skipped
+                   for candidate in _candidates(node, modules)}
+        graph[name] = {target for target in targets if target and not _within(name, target)}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan, 1972): each holds an import cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = stack[stack.index(module):]
+            del stack[stack.index(module):]
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def _module_name(relative: Path) -> str:
+    parts = relative.with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _candidates(node: ast.AST, modules: dict[str, Path]) -> list[str]:
+    """The modules an import statement names: `from a import b` names `a.b` if b is a module, else `a`."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        named = [f"{node.module}.{alias.name}" for alias in node.names]
+        return [name if name in modules else node.module for name in named]
+    return []
+
+
+def _within(module: str, target: str) -> bool:
+    """Whether `target` is `module` or a package that holds it: a module importing its own package's
+    names (`from downloaders import defaults` in downloaders/base.py) is how packages re-export, not a cycle."""
+    return module == target or module.startswith(target + ".")
+
+
+def _known(name: str, modules: dict[str, Path]) -> str | None:
+    """The module of ours that `name` is, or that holds it; a package's own names are its __init__'s."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert cycles(import_graph(ROOT)) == []
+
+
+def test_a_planted_cycle_is_found_even_inside_a_function(tmp_path: Path) -> None:
+    (tmp_path / "harness").mkdir()
+    (tmp_path / "harness" / "a.py").write_text("from harness.b import thing\n")
+    (tmp_path / "harness" / "b.py").write_text("def thing():\n    from harness import a\n")
+    (tmp_path / "harness" / "c.py").write_text("import typing\nif typing.TYPE_CHECKING:\n    from harness import a\n")
+    (tmp_path / "harness" / "__init__.py").write_text("")
+
+    assert cycles(import_graph(tmp_path)) == [["harness.a", "harness.b"]]
