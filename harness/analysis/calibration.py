@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from harness.analysis.findings import Analysis
 from harness.experiment.spec import Experiment

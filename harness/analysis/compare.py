@@ -6,8 +6,9 @@ first: a change measured across them is not the code's alone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from harness.analysis.findings import Pair, analyse
 from harness.analysis.stats import Comparison, Summary, compare
@@ -49,7 +50,7 @@ def compare_results(old: Results, new: Results) -> list[CellChange]:
 
 def change_rows(changes: Sequence[CellChange]) -> list[tuple[str, ...]]:
     """COMPARE_HEADER rows: means, percent change, "new 1.10x faster [95% CI 1.05–1.15]", p and verdict."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for change in changes:
         old = f"{change.old.mean:.3f}" if change.old else "–"
         new = f"{change.new.mean:.3f}" if change.new else "–"

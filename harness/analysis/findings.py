@@ -5,8 +5,9 @@ Only counted runs (successful, not warm-up) enter a statistic; failed runs are c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -186,7 +187,7 @@ def _pairs(experiment: Experiment, runs: Sequence[RunRecord]) -> list[Pair]:
                                   _comparison(base, _times_by_round(runs, manifest, variant.name), experiment)))
     adjusted = holm([pair.comparison.p_value if pair.comparison else None for pair in pairs])
     return [replace(pair, comparison=pair.comparison.adjusted(p)) if pair.comparison else pair
-            for pair, p in zip(pairs, adjusted)]
+            for pair, p in zip(pairs, adjusted, strict=True)]
 
 
 def _times_by_round(runs: Sequence[RunRecord], manifest: str, variant: str) -> dict[int, float]:
@@ -283,7 +284,8 @@ def _overhead(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, fl
         "reset_seconds_total": sum(r.reset_seconds for r in runs),
         "restart_seconds_mean": mean_or_none([r.restart_seconds for r in runs]),
         "startup_seconds_mean": mean_or_none(
-            [r.wall_seconds - r.sync_seconds for r in runs if r.counted and r.variant not in commands]
+            [r.wall_seconds - r.sync_seconds for r in runs
+             if r.counted and r.sync_seconds is not None and r.variant not in commands]
         ),
     }
 

@@ -9,8 +9,9 @@ throughput is within 5% of the best one's, unless the runs cannot tell the value
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -195,7 +196,7 @@ def sweep_lines(experiment: Experiment, analysis: Analysis, manifest: str) -> li
     their intervals) and its recommended value, None when the runs cannot tell the values apart."""
     picks = recommend(experiment, analysis)
     chosen = {r.downloader: r.value for r in picks if r.manifest == manifest and r.verdict == RECOMMENDED}
-    lines = []
+    lines: list[SweepLine] = []
     for downloader, points in _points(experiment, analysis, manifest).items():
         if points:
             centres = [point.mb_s for point in points]

@@ -11,9 +11,10 @@ certificate or a refused password stops the experiment within seconds, not after
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from downloaders import DownloaderSettings, DownloadFailure, DownloadRequest, load

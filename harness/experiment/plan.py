@@ -10,7 +10,7 @@ files.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from harness.experiment.spec import Experiment, SpecError
 from harness.results.folder import Results

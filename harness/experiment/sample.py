@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from harness.errors import HarnessError
 from pulp_base.manifest import ManifestEntry, parse_manifest, write_manifest
@@ -128,7 +130,7 @@ def choose(entries: Sequence[ManifestEntry], size: SampleSize, seed: int = 0) ->
     rng = random.Random(seed)
     chosen = [
         entry
-        for stratum, share in zip(strata, _allocate(wanted, [len(stratum) for stratum in strata], rng))
+        for stratum, share in zip(strata, _allocate(wanted, [len(stratum) for stratum in strata], rng), strict=True)
         for entry in rng.sample(stratum, share)
     ]
     return sorted(chosen, key=lambda entry: entry.line)
@@ -138,7 +140,7 @@ def _strata(ordered: Sequence[ManifestEntry], count: int) -> list[Sequence[Manif
     """`ordered` (sorted by size) cut into `count` runs of neighbouring sizes, of equal count give or
     take one: quantile strata, which need no choice of size boundaries and suit any size mix."""
     bounds = [len(ordered) * index // count for index in range(count + 1)]
-    return [ordered[start:end] for start, end in zip(bounds, bounds[1:])]
+    return [ordered[start:end] for start, end in pairwise(bounds)]
 
 
 def _allocate(wanted: int, counts: Sequence[int], rng: random.Random) -> list[int]:

@@ -18,7 +18,8 @@ A spec file names everything a run needs, so a results folder can say exactly wh
     download_concurrency = 10
     remote = { max_retries = 0 }    # this variant's own settings, over [remote]
 
-Values are checked when the spec is read, so a typo fails at once and not an hour into a run.
+Values are checked when the spec is read, so a typo fails at once and not an hour into a run: first
+each value's type (`runs = "10"` is refused with the key's name), then what it may be.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import tomllib
+import types
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, remote_setting
@@ -50,7 +54,8 @@ KINDS = ("pulp-sync", "command", "pulp-api")
 PULPCORE = "pulpcore"
 """A pulp-api variant's `server` that the harness starts itself (harness.variants.pulpcore) rather than a URL."""
 PULP_SYNC_SERVER = "pulp-sync"
-"""A pulp-api variant's `server`: `pulp-sync api` and a worker, started by the harness (harness.variants.pulp_sync_server)."""
+"""A pulp-api variant's `server`: `pulp-sync api` and a worker, started by the harness
+(harness.variants.pulp_sync_server)."""
 STARTED_SERVERS = (PULPCORE, PULP_SYNC_SERVER)
 TASKING = ("inline", "rq")
 WORKERS = ("fork", "simple")
@@ -66,15 +71,15 @@ class Variant:
 
     `profile` overrides the experiment's network profile for this variant alone (it then gets its
     own fixture server); `kind = "command"` makes it an external program run from the `command`
-    template (harness.variants.programs) instead of a pulp-sync sync with `downloader`; `db` is "sqlite", "postgresql", "mysql" (harness.variants.databases) or a
-    DATABASE_URL (None: sqlite under the state folder); `tasking = "rq"` queues the sync for
-    `workers` fresh RQ workers of class `worker` ("fork" or "simple"; harness.variants.workers), and its time
-    is then the task's, from queueing to the end. With `repositories = K` a run queues K syncs at once,
-    of K repositories sharing part of their content, and its time is their makespan (harness.variants.fleet);
-    with `hosts = N` the `workers` run on each of N hosts of scripts/hosts.sh rather than on this
-    machine (harness.variants.hosts), which needs a database the hosts reach (PostgreSQL). `remote` holds Remote
-    settings (named as in downloaders.REMOTE_SETTINGS) over the experiment's own `remote`; see
-    Experiment.remote_of.
+    template (harness.variants.programs) instead of a pulp-sync sync with `downloader`; `db` is "sqlite",
+    "postgresql", "mysql" (harness.variants.databases) or a DATABASE_URL (None: sqlite under the state
+    folder); `tasking = "rq"` queues the sync for `workers` fresh RQ workers of class `worker` ("fork" or
+    "simple"; harness.variants.workers), and its time is then the task's, from queueing to the end. With
+    `repositories = K` a run queues K syncs at once, of K repositories sharing part of their content, and
+    its time is their makespan (harness.variants.fleet); with `hosts = N` the `workers` run on each of N
+    hosts of scripts/hosts.sh rather than on this machine (harness.variants.hosts), which needs a database
+    the hosts reach (PostgreSQL). `remote` holds Remote settings (named as in downloaders.REMOTE_SETTINGS)
+    over the experiment's own `remote`; see Experiment.remote_of.
     """
 
     name: str
@@ -157,7 +162,8 @@ class Experiment:
 
     def remote_of(self, variant: Variant) -> dict[str, Any]:
         """The Remote settings `variant` syncs with: the experiment's `remote`, then the variant's own
-        over it, and its download_concurrency; secrets still as references (harness.experiment.operator_remote resolves them)."""
+        over it, and its download_concurrency; secrets still as references (harness.experiment.operator_remote
+        resolves them)."""
         return {**self.remote, **variant.remote, "download_concurrency": variant.download_concurrency}
 
     def profile_of(self, variant: Variant) -> str:
@@ -200,6 +206,7 @@ def experiment_from_dict(data: Mapping[str, Any]) -> Experiment:
     if not raw_variants:
         raise SpecError("the spec has no [[variants]]; add at least one (name, downloader)")
     _reject_unknown(data, Experiment, "experiment")
+    _check_types(data, Experiment, "")
     variants = tuple(_variant_from_dict(raw) for raw in raw_variants)
     if "manifests" in data:
         data["manifests"] = tuple(str(manifest) for manifest in data["manifests"])
@@ -248,6 +255,7 @@ def manifest_path(manifest: str) -> str:
 def _variant_from_dict(raw: Mapping[str, Any]) -> Variant:
     raw = dict(raw)
     _reject_unknown(raw, Variant, f"variant {raw.get('name', '?')!r}")
+    _check_types(raw, Variant, f"variant {raw.get('name', '?')!r}: ")
     if "name" not in raw or ("downloader" not in raw and "command" not in raw and "server" not in raw):
         raise SpecError("every variant needs a name and a downloader (or kind = \"command\" and a command, or "
                         f"kind = \"pulp-api\" and a server); got {sorted(raw)}")
@@ -277,9 +285,10 @@ def _check_variant(variant: Variant) -> None:
     )
     _check(variant.tasking in TASKING, f"{label}: tasking {variant.tasking!r} is not one of {', '.join(TASKING)}")
     if variant.tasking == "rq":
-        _check(variant.worker in (None, *WORKERS), f"{label}: worker {variant.worker!r} is not one of {', '.join(WORKERS)}")
+        _check(variant.worker in (None, *WORKERS),
+               f"{label}: worker {variant.worker!r} is not one of {', '.join(WORKERS)}")
         _check(variant.workers >= 1, f"{label}: workers must be 1 or more")
-        _check(isinstance(variant.repositories, int) and variant.repositories >= 1,
+        _check(variant.repositories >= 1,
                f"{label}: repositories = {variant.repositories!r}: how many a run syncs at once, 1 or more")
         _check_hosts(variant, label)
     else:
@@ -293,7 +302,7 @@ def _check_hosts(variant: Variant, label: str) -> None:
     """0 hosts (workers on this machine) or 1 to MAX_HOSTS, with a database every host reaches: PostgreSQL
     on this machine (reached on the bridge) or at SERVICE_ADDRESS itself."""
     hosts = variant.hosts
-    _check(isinstance(hosts, int) and 0 <= hosts <= MAX_HOSTS,
+    _check(0 <= hosts <= MAX_HOSTS,
            f"{label}: hosts = {hosts!r}: 0 (workers on this machine) or 1 to {MAX_HOSTS} hosts of scripts/hosts.sh")
     if hosts == 0:
         return
@@ -407,3 +416,27 @@ def _reject_unknown(data: Mapping[str, Any], kind: type, label: str) -> None:
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise SpecError(message)
+
+
+_TYPE_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+
+
+def _check_types(data: Mapping[str, Any], kind: type, label: str) -> None:
+    """Each true/false, number and string of `data` (TOML or results.json) has its field's type, so that
+    the checks after it, and the runs, get what Variant and Experiment say they hold: `runs = "10"` or
+    `sample = 500` is refused here, in one line naming the key, rather than a TypeError later. A whole
+    number is a number too; true and false are not numbers. Tables and lists are converted elsewhere."""
+    hints = typing.get_type_hints(kind)
+    for key, value in data.items():
+        hint = hints[key]
+        allowed = typing.get_args(hint) if typing.get_origin(hint) in (types.UnionType, typing.Union) else (hint,)
+        if value is None and type(None) in allowed:
+            continue
+        scalars = [t for t in allowed if t is not type(None)]
+        if not all(t in _TYPE_NAMES for t in scalars):
+            continue  # a table or a list
+        if isinstance(value, bool):
+            fits = bool in scalars
+        else:
+            fits = any(isinstance(value, t) or (t is float and isinstance(value, int)) for t in scalars)
+        _check(fits, f"{label}{key} = {value!r}: {' or '.join(_TYPE_NAMES[t] for t in scalars)}")

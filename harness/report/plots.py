@@ -8,8 +8,8 @@ what the centre hides.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -92,7 +92,7 @@ def _bars(
         errors = [[h[1] if h else 0 for h in heights], [h[2] if h else 0 for h in heights]]
         axes.bar(x, [h[0] if h else 0 for h in heights], width * 0.9, yerr=errors,
                  capsize=4, alpha=0.6, label=name, color=f"C{index}", error_kw={"zorder": 4})
-        for position, manifest in zip(x, spec.manifests):
+        for position, manifest in zip(x, spec.manifests, strict=True):
             points = [v for r in results.runs if r.variant == name and r.manifest == manifest and r.counted
                       for v in [value(r)] if v is not None]
             shift = jitter.uniform(-_JITTER, _JITTER, len(points)) * len(names) * width
@@ -134,7 +134,8 @@ def _ratios(results: Results, analysis: Analysis) -> Figure:
     pairs = [pair for pair in analysis.pairs if pair.comparison is not None]
     figure = Figure(figsize=(8, 1.2 + 0.35 * len(pairs)), layout="constrained")
     axes = figure.add_subplot()
-    band = pairs[0].comparison.band if pairs else 0.0
+    first = pairs[0].comparison if pairs else None
+    band = first.band if first else 0.0
     axes.axvspan(1 / (1 + band), 1 + band, color="#999", alpha=0.2, label=f"±{band:.0%} band: no difference")
     axes.axvline(1, color="black", linewidth=1)
     for row, pair in enumerate(pairs):
@@ -168,7 +169,7 @@ def _timeline(results: Results) -> Figure:
             runs = [(i, r.sync_seconds) for i, r in enumerate(results.runs, start=1)
                     if r.variant == variant.name and r.ok and r.warmup == warmup and r.sync_seconds is not None]
             if runs:
-                xs, ys = zip(*runs)
+                xs, ys = zip(*runs, strict=True)
                 axes.scatter(xs, ys, s=16, color=f"C{index}", facecolors="none" if warmup else f"C{index}",
                              label=f"{variant.name}{' (warm-up)' if warmup else ''}")
     failed = [i for i, r in enumerate(results.runs, start=1) if not r.ok]

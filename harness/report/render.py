@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from html import escape
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Sequence
 
 from harness.analysis import calibration
 from harness.analysis.findings import Analysis, Pair
@@ -61,7 +61,8 @@ def render(folder: Path) -> Rendered:
 
 def _html(folder: Path, results: Results, analysis: Analysis, plots: Sequence[str]) -> str:
     spec = results.experiment
-    template = Template(resources.files("harness.report").joinpath("templates", "report.html").read_text(encoding="utf-8"))
+    page = resources.files("harness.report").joinpath("templates", "report.html")
+    template = Template(page.read_text(encoding="utf-8"))
     return template.substitute(
         title=escape(f"{spec.name}: pulp-sync benchmark report"),
         setup=escape(summary.setup_line(results)) + escape(_when(results))
@@ -94,7 +95,7 @@ def _headline(results: Results, analysis: Analysis) -> str:
     """One line per pair, coloured by the verdict's direction (faster green, slower red, no difference
     grey), then the conclusions."""
     items = []
-    for pair, row in zip(analysis.pairs, summary.pair_rows(analysis)):
+    for pair, row in zip(analysis.pairs, summary.pair_rows(analysis), strict=True):
         _, _, change, sentence, p_value, _, verdict = row
         items.append(f"<li>{escape(pair.manifest)}: {escape(sentence)} ({escape(change)} time, Holm-adjusted p = "
                      f"{escape(p_value)}, <span class=\"{_direction(pair)}\">{escape(verdict)}</span>)</li>")

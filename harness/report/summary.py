@@ -5,7 +5,7 @@ The same rows feed summary.md, the terminal table and report.html, so the three 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -191,7 +191,7 @@ def time_rows(analysis: Analysis) -> list[tuple[str, ...]]:
 
 def pair_rows(analysis: Analysis) -> list[tuple[str, ...]]:
     """One row per variant against the baseline per manifest (PAIR_HEADER)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for pair in analysis.pairs:
         comparison = pair.comparison
         change = f"{comparison.percent_change:+.1f}%" if comparison else "–"
@@ -248,7 +248,7 @@ def print_summary(console: Console, results: Results, analysis: Analysis) -> Non
     for row in time_rows(analysis):
         table.add_row(*row)
     console.print(table)
-    for pair, row in zip(analysis.pairs, pair_rows(analysis)):
+    for pair, row in zip(analysis.pairs, pair_rows(analysis), strict=True):
         colour = {"faster": "green", "slower": "red"}.get(pair.comparison.verdict if pair.comparison else "", "dim")
         console.print(f"{pair.manifest}: {row[3]} ({row[2]} time, Holm-adjusted p = {row[4]}, "
                       f"[{colour}]{row[6]}[/{colour}])", highlight=False)

@@ -46,12 +46,14 @@ class ResultsError(HarnessError, ValueError):
 @dataclass
 class Results:
     """An experiment's spec, its runs so far, and where it ran. `manifests` holds each manifest's
-    number of files and bytes; `elapsed_seconds` is the harness's wall time over all sessions."""
+    number of files and bytes, and for a remote's manifest its public `url`, for a sampled one the
+    `sample` drawn (harness.run.fixture_site.ManifestSource.facts); `elapsed_seconds` is the harness's
+    wall time over all sessions."""
 
     experiment: Experiment
     runs: list[RunRecord] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)
-    manifests: dict[str, dict[str, int]] = field(default_factory=dict)
+    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)
     started_at: str = ""
     finished_at: str | None = None
     elapsed_seconds: float = 0.0

@@ -65,7 +65,7 @@ def package_versions() -> dict[str, str | None]:
 def downloader_distributions() -> dict[str, dict[str, Any]]:
     """Each installed downloader (entry point) with the distribution that provides it, its version, and
     the versions of that distribution's own requirements: a plugin's figures depend on its libraries."""
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     for point in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
         dist = point.dist
         if dist is None:

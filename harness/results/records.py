@@ -193,8 +193,9 @@ def _record(planned: PlannedRun, started_at: str, child: ChildRun, report: Mappi
 def record_from_dict(data: Mapping[str, Any]) -> RunRecord:
     """Read a record back from results.json; keys it does not know are ignored (older harness), and a
     list (queue_waits) is a tuple again, as it was recorded."""
-    return RunRecord(**{name: tuple(data[name]) if isinstance(data[name], list) else data[name]
-                        for name in RUN_FIELDS if name in data})
+    values: dict[str, Any] = {name: tuple(data[name]) if isinstance(data[name], list) else data[name]
+                              for name in RUN_FIELDS if name in data}
+    return RunRecord(**values)
 
 
 def _report_from(stdout: str) -> tuple[dict[str, Any], str | None]:

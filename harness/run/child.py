@@ -14,9 +14,9 @@ import resource
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
 
 __all__ = ["ChildRun", "HighWater", "ProcessStat", "run_child", "last_words", "descendants", "process_stats"]
 

@@ -3,9 +3,9 @@
 A variant may override the experiment's profile (e.g. a throttled variant for a sanity check); each
 profile in use gets its own server, started once, or restarted before every run when the spec says
 `restart_server = true`. With `base_url` set, no server is started: the syncs use that remote, whose
-manifests are fetched and checked first (harness.experiment.operator_remote). When a variant has `hosts`, the servers listen
-on the bridge's address (harness.variants.hosts.SERVICE_ADDRESS), where the hosts' workers reach them, and every
-variant's syncs use that address.
+manifests are fetched and checked first (harness.experiment.operator_remote). When a variant has `hosts`,
+the servers listen on the bridge's address (harness.variants.hosts.SERVICE_ADDRESS), where the hosts'
+workers reach them, and every variant's syncs use that address.
 
 Each manifest of the experiment has a ManifestSource: a local copy of the whole manifest (the fixture
 tree's file, or the remote's fetched once) and the lines the syncs read, which with `sample` set are
@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 from harness.experiment.operator_remote import check_manifest, is_manifest_url, public_url, resolve_settings
 from harness.experiment.sample import parse_sample, sample_manifest
@@ -28,6 +29,10 @@ from harness.experiment.spec import Experiment, SpecError, Variant, manifest_pat
 from harness.variants.hosts import SERVICE_ADDRESS
 from harness.variants.programs import CommandInputs, write_inputs
 from pulp_base.manifest import parse_manifest
+
+if TYPE_CHECKING:
+    from fixtures.nginx import RunningNginx
+    from fixtures.server import RunningServer
 
 __all__ = ["FixtureSite", "ManifestSource", "resolve_profile", "check_site", "prepare_tree", "prepare_sources"]
 
@@ -215,6 +220,7 @@ class FixtureSite:
     def _start(self, name: str) -> None:
         assert self.root is not None, "a fixture server needs a fixture tree"
         stack = ExitStack()
+        server: RunningNginx | RunningServer
         if self.experiment.server == "nginx":
             from fixtures.nginx import serve_with_nginx
 

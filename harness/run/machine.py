@@ -15,10 +15,11 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from harness import defaults
 from harness.errors import HarnessError

@@ -20,9 +20,10 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from rich.console import Console
 
@@ -152,7 +153,8 @@ def run_experiment(
             results.environment["servers"] = site.stats()
             _discard_run_files(options.state_dir, trash)
             if trash.folder.exists():
-                options.progress.note(f"Deleting the runs' files kept in {trash.folder} (about a minute per million files) ...")
+                options.progress.note(
+                    f"Deleting the runs' files kept in {trash.folder} (about a minute per million files) ...")
             trash.empty()
     results.finished_at = now_iso()
     if options.cleanup:

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness import defaults
 from harness.experiment.operator_remote import resolve_reference
@@ -98,6 +98,14 @@ def _problem(outcome: TaskOutcome, expected: Mapping[str, Any]) -> str | None:
     return None
 
 
+class _WorkerFigures(TypedDict):
+    """The RunRecord fields of a server's workers over one run."""
+
+    worker_user_seconds: float | None
+    worker_system_seconds: float | None
+    worker_peak_rss_mb: float | None
+
+
 class _WorkerUsage:
     """CPU seconds (the workers' own and their reaped children's, from /proc/<pid>/stat) and peak RSS of
     the server's worker processes over one run; all None for a server that does not run here."""
@@ -112,7 +120,7 @@ class _WorkerUsage:
         for pid in self.pids:
             self.high_water.sample(pid)
 
-    def figures(self) -> dict[str, float | None]:
+    def figures(self) -> _WorkerFigures:
         if not self.pids:
             return {"worker_user_seconds": None, "worker_system_seconds": None, "worker_peak_rss_mb": None}
         after = _cpu_seconds(self.pids)
@@ -124,7 +132,7 @@ def _cpu_seconds(pids: tuple[int, ...]) -> tuple[float, float]:
     """(user, system) seconds of `pids` and their reaped children (utime + cutime, stime + cstime)."""
     user = system = 0.0
     ticks = os.sysconf("SC_CLK_TCK")
-    for pid in [*pids, *(child for pid in pids for child in descendants(pid))]:
+    for pid in [*pids, *(child for parent in pids for child in descendants(parent))]:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:

@@ -8,8 +8,9 @@ database itself, so the harness creates a missing one before the first run.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import dj_database_url
@@ -41,9 +42,10 @@ def database_url(db: str | None) -> str | None:
 
 
 def server_database_url(db: str | None) -> str | None:
-    """The DATABASE_URL of a pulp-sync server the harness runs for a pulp-api variant (harness.variants.pulp_sync_server):
-    for a short name, a database of its own (`pulp_sync_bench_server`), because the other variants'
-    runs reset `pulp_sync_bench` and would pull the tables from under the running server."""
+    """The DATABASE_URL of a pulp-sync server the harness runs for a pulp-api variant
+    (harness.variants.pulp_sync_server): for a short name, a database of its own (`pulp_sync_bench_server`),
+    because the other variants' runs reset `pulp_sync_bench` and would pull the tables from under the
+    running server."""
     url = database_url(db)
     if url is None or db not in ALIASES:
         return url
@@ -83,10 +85,19 @@ def _config(url: str) -> dict[str, Any]:
         raise DatabaseError(f"db {_without_password(url)!r} is not a database URL: {error}") from error
 
 
+class _Connection(Protocol):
+    """What _admin_cursor needs of a DB-API connection, psycopg's or MySQLdb's."""
+
+    def cursor(self) -> Any: ...
+
+    def close(self) -> None: ...
+
+
 @contextmanager
 def _admin_cursor(config: dict[str, Any]) -> Iterator[Any]:
     """An autocommit cursor on the server of `config`, outside the database it names."""
     where = f"{config['ENGINE'].rsplit('.', 1)[-1]} on {config.get('HOST') or 'localhost'}:{config.get('PORT') or ''}"
+    connection: _Connection
     try:
         if config["ENGINE"] == _POSTGRES:
             import psycopg
@@ -103,7 +114,8 @@ def _admin_cursor(config: dict[str, Any]) -> Iterator[Any]:
                 user=config.get("USER") or "root", passwd=config.get("PASSWORD") or "",
             )
     except ImportError as error:
-        raise DatabaseError(f"{where}: its driver is not installed ({error}); pip install -e .[postgres,mysql]") from error
+        raise DatabaseError(
+            f"{where}: its driver is not installed ({error}); pip install -e .[postgres,mysql]") from error
     except Exception as error:  # each driver has its own error tree; all mean "cannot connect"
         raise DatabaseError(f"{where}: cannot connect ({' '.join(str(error).split())})") from error
     try:

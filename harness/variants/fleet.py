@@ -25,11 +25,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import statistics
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from harness import defaults
 from harness.experiment.sample import parse_sample, sample_manifest

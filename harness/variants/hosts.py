@@ -15,7 +15,7 @@ down` removes them.
 from __future__ import annotations
 
 import subprocess
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit, urlunsplit
 
 from harness import defaults

@@ -25,14 +25,15 @@ import hashlib
 import shlex
 import shutil
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from harness.run.child import ChildRun, run_child
 from pulp_base.manifest import ManifestEntry, file_url, parse_manifest
 
-__all__ = ["PLACEHOLDERS", "CommandInputs", "placeholders_of", "program_of", "write_inputs", "run_command", "check_output"]
+__all__ = ["PLACEHOLDERS", "CommandInputs", "placeholders_of", "program_of", "write_inputs", "run_command",
+           "check_output"]
 
 PLACEHOLDERS = (
     "manifest_url",
@@ -76,12 +77,13 @@ def write_inputs(manifest_file: Path, manifest_url: str, folder: Path) -> Comman
     paths = inputs.paths()
     urls = [file_url(manifest_url, entry.relative_path) for entry in entries]
     paths["urls_file"].write_text("".join(f"{url}\n" for url in urls))
+    pairs = list(zip(urls, entries, strict=True))
     paths["curl_config"].write_text(
-        "".join(f'url = "{url}"\noutput = "{_escaped(e.relative_path)}"\n' for url, e in zip(urls, entries))
+        "".join(f'url = "{url}"\noutput = "{_escaped(e.relative_path)}"\n' for url, e in pairs)
     )
-    paths["aria2_input"].write_text("".join(f"{url}\n  out={e.relative_path}\n" for url, e in zip(urls, entries)))
+    paths["aria2_input"].write_text("".join(f"{url}\n  out={e.relative_path}\n" for url, e in pairs))
     paths["aria2_input_sha256"].write_text(
-        "".join(f"{url}\n  out={e.relative_path}\n  checksum=sha-256={e.sha256}\n" for url, e in zip(urls, entries))
+        "".join(f"{url}\n  out={e.relative_path}\n  checksum=sha-256={e.sha256}\n" for url, e in pairs)
     )
     return inputs
 

@@ -25,11 +25,13 @@ import http.cookiejar
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from harness.errors import HarnessError
 
@@ -117,7 +119,7 @@ class PulpApi:
 
     def named(self, endpoint: str, name: str) -> dict[str, Any] | None:
         """The object called `name` at `endpoint` (e.g. "repositories/file/file/"), or None."""
-        found = self.call("GET", f"{endpoint}?name={urllib.request.quote(name)}")
+        found = self.call("GET", f"{endpoint}?name={urllib.parse.quote(name)}")
         return found["results"][0] if found and found.get("results") else None
 
     def wait(self, task_href: str, timeout: float, on_poll: Callable[[], None] | None = None) -> dict[str, Any]:

@@ -6,8 +6,9 @@ The harness never imports pulp_sync: a run measures the product as an operator s
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from harness import defaults
 from harness.errors import HarnessError

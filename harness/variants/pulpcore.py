@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from harness import defaults
 from harness.errors import HarnessError
@@ -46,7 +46,15 @@ DATABASE = "pulpcore"
 """The PostgreSQL database scripts/pulpcore.sh creates."""
 USERNAME = "admin"
 """pulpcore's superuser, the one `pulpcore-manager reset-admin-password` would set."""
-_POSTGRES = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
+
+
+class _PostgresServer(TypedDict):
+    host: str
+    port: int
+    user: str
+
+
+_POSTGRES: _PostgresServer = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 """The machine's PostgreSQL, as scripts/provision.sh sets it up (trust on 127.0.0.1)."""
 _INSTALLED_STAMP = ".pulpcore-installed"
 """Written by scripts/pulpcore.sh into the venv once the install succeeded; holds the release."""
@@ -260,8 +268,8 @@ def _manage(venv: Path, env: Mapping[str, str], folder: Path, *arguments: str) -
         done = subprocess.run(command, env=env, cwd=folder, stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, timeout=defaults.PULPCORE_MANAGE_SECONDS, check=False)
     except subprocess.TimeoutExpired as error:
-        raise PulpcoreError(f"`pulpcore-manager {arguments[0]}` took over {defaults.PULPCORE_MANAGE_SECONDS:g} s; is PostgreSQL "
-                            "overloaded?") from error
+        raise PulpcoreError(f"`pulpcore-manager {arguments[0]}` took over {defaults.PULPCORE_MANAGE_SECONDS:g} s; "
+                            "is PostgreSQL overloaded?") from error
     if done.returncode != 0:
         tail = servers.tail(done.stdout + done.stderr, _LOG_LINES)
         raise PulpcoreError(f"`pulpcore-manager {arguments[0]}` failed (exit {done.returncode}); fix the cause "

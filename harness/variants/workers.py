@@ -21,8 +21,9 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any, Mapping, Sequence
+from typing import IO, Any
 
 from harness import defaults
 from harness.errors import HarnessError
@@ -59,8 +60,8 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
     """`count` workers of `worker_class` on `queue` (QUEUE) for the duration of a `with` block, on this
     machine, or `count` on each of `hosts` hosts (harness.variants.hosts); `usage` after it.
 
-    `env` is the run's (harness.variants.pulp_sync_cli.child_env, harness.variants.hosts.on_bridge with hosts), which names QUEUE
-    for the sync child too."""
+    `env` is the run's (harness.variants.pulp_sync_cli.child_env, harness.variants.hosts.on_bridge with hosts),
+    which names QUEUE for the sync child too."""
 
     def __init__(self, count: int, worker_class: str, env: Mapping[str, str],
                  command: Sequence[str] = defaults.PULP_SYNC_COMMAND, queue: str = QUEUE, hosts: int = 0) -> None:

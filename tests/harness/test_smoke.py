@@ -80,7 +80,7 @@ def test_report_parses_and_plots_are_images(smoke: tuple[Path, str]) -> None:
     folder, stdout = smoke
     page = parse_report(folder / "report.html")
     assert sorted(page.images) == ["ratios", "sync_time", "throughput", "timeline"] and "table" in page.tags
-    for name, source in zip(page.images, page.embedded):
+    for name, source in zip(page.images, page.embedded, strict=True):
         check_png(source)
         check_png(folder / f"{name}.png")
         assert (folder / f"{name}.svg").is_file()

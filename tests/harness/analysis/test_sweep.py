@@ -29,7 +29,8 @@ def _results(seconds: dict[float, tuple[float, ...]], **sweep: Any) -> Results:
     """A sweep of asyncio over the keys of `seconds`, each run given its sync seconds."""
     spec = sweep_experiment(["asyncio"], list(seconds), ["100"], runs=3, warmup=0, **sweep)
     runs = [make_run(variant.name, time, round_, concurrency=variant.download_concurrency)
-            for variant, times in zip(spec.variants, seconds.values()) for round_, time in enumerate(times, start=1)]
+            for variant, times in zip(spec.variants, seconds.values(), strict=True)
+            for round_, time in enumerate(times, start=1)]
     return Results(experiment=spec, runs=runs)
 
 

@@ -81,7 +81,8 @@ def test_cells_in_one_folder_only_are_listed() -> None:
 def test_a_sweep_folder_renders_its_sweep_plot(tmp_path: Path) -> None:
     results = _sweep_results()
     results.experiment = sweep_experiment(["asyncio", "futures"], list(SECONDS), ["100"], runs=3, warmup=0)
-    results.runs += [dataclasses.replace(run, variant=run.variant.replace("asyncio", "futures")) for run in results.runs]
+    results.runs += [dataclasses.replace(run, variant=run.variant.replace("asyncio", "futures"))
+                     for run in results.runs]
     save_run_outputs(tmp_path, results)
     rendered = render(tmp_path)
     assert "sweep" in rendered.plots and (tmp_path / "sweep.png").is_file() and (tmp_path / "sweep.svg").is_file()

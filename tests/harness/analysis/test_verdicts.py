@@ -57,7 +57,7 @@ def test_holm_keeps_the_family_wise_false_alarms_at_most_alpha_over_ten_manifest
                        for _ in range(10)]
         adjusted = holm([c.p_value for c in comparisons])
         families_with_an_alarm += any(
-            verdict(c.ratio, p, c.alpha, c.band) != "no difference" for c, p in zip(comparisons, adjusted))
+            verdict(c.ratio, p, c.alpha, c.band) != "no difference" for c, p in zip(comparisons, adjusted, strict=True))
     assert families_with_an_alarm <= 15, f"{families_with_an_alarm} of 300 families had a false alarm"
 
 

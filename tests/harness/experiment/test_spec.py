@@ -66,6 +66,32 @@ def test_mistakes_are_caught_when_read(changes: dict[str, object], message: str)
         experiment_from_dict(_spec(**changes))
 
 
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"runs": "10"}, "^runs = '10': a whole number$"),
+        ({"timeout": "600"}, "^timeout = '600': a number$"),
+        ({"sample": 500}, "^sample = 500: a string$"),
+        ({"restart_server": 1}, "^restart_server = 1: true or false$"),
+        ({"alpha": True}, "^alpha = True: a number$"),
+        ({"variants": [{"name": "a", "downloader": "x", "download_concurrency": "4"}]},
+         "^variant 'a': download_concurrency = '4': a whole number$"),
+        ({"variants": [{"name": "a", "downloader": "x", "db": 5}]}, "^variant 'a': db = 5: a string$"),
+        ({"variants": [{"name": "a", "downloader": "x", "tasking": "rq", "hosts": "2"}]},
+         "^variant 'a': hosts = '2': a whole number$"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_naming_its_key(changes: dict[str, object], message: str) -> None:
+    """Not a TypeError from a check or a run further on: one line that says which key."""
+    with pytest.raises(SpecError, match=message):
+        experiment_from_dict(_spec(**changes))
+
+
+def test_a_whole_number_is_a_number_and_none_is_kept_where_allowed() -> None:
+    spec = experiment_from_dict(_spec(timeout=60, alpha=0.05, baseline=None))
+    assert (spec.timeout, spec.baseline) == (60, None)
+
+
 def test_overrides_are_checked_again() -> None:
     spec = experiment_from_dict(_spec())
     assert spec.with_overrides(runs=3, scale=None).runs == 3

@@ -23,7 +23,6 @@ from harness.run.machine import (
     warnings_for,
 )
 
-
 SPIN = [sys.executable, "-c", "while True: pass"]
 
 

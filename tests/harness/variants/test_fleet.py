@@ -6,7 +6,7 @@ with workers on this machine and on two hosts of scripts/hosts.sh (network names
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,7 +21,7 @@ from harness.variants.workers import WorkerUsage
 from tests.databases import throwaway_database
 from tests.harness.helpers import run_bench, write_spec
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REPORT = {"bytes_downloaded": 1_000_000, "artifacts_downloaded": 10, "artifacts_skipped": 5, "content_units": 15,
           "retries": 0, "failures": 0, "latency_p50": 0.01, "latency_p90": 0.02, "latency_p99": 0.03,
           "downloader": "asyncio", "concurrency": 10}

@@ -29,7 +29,8 @@ downloader = "asyncio"
 [[variants]]
 name = "curl"
 kind = "command"
-command = "curl --silent --show-error --fail --parallel --parallel-max {concurrency} --create-dirs --config {curl_config}"
+command = "curl --silent --show-error --fail --parallel --parallel-max {concurrency} \
+--create-dirs --config {curl_config}"
 
 [[variants]]
 name = "liar"
