@@ -14,6 +14,7 @@ setup(
     package_data={
         "fixtures": ["*.conf.template"],
         "harness.report": ["templates/*.html"],
+        "harness.variants": ["hosts.sh"],
         "downloaders": ["py.typed"],
         "conformance.template": ["files/*"],
     },

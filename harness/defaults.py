@@ -51,8 +51,8 @@ __all__ = [
 ]
 
 CHECKOUT = Path(__file__).resolve().parent.parent
-"""The source tree the harness runs from: its git commit is recorded, scripts/hosts.sh makes the hosts,
-and scripts/pulpcore.sh installs pulpcore into its .venv-pulpcore."""
+"""The source tree the harness runs from: its git commit is recorded, and scripts/pulpcore.sh installs
+pulpcore into its .venv-pulpcore."""
 RUNS = 10
 """Counted runs per cell (manifest x variant): the seed ran ten."""
 WARMUP = 1

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from harness import defaults
 from harness.errors import HarnessError
 from harness.run.child import last_words
 
 __all__ = ["HostsFailed", "SCRIPT", "SERVICE_ADDRESS", "LOOPBACK", "MAX_HOSTS", "bring_up", "on_host", "on_bridge"]
 
-SCRIPT = defaults.CHECKOUT / "scripts" / "hosts.sh"
+SCRIPT = Path(str(resources.files("harness.variants").joinpath("hosts.sh")))
+"""hosts.sh, shipped in this package (scripts/hosts.sh links to it): found through the package, not the source tree."""
 SERVICE_ADDRESS = "198.18.0.1"
 """The bridge's address, this machine's own side of it: where the hosts reach every service (hosts.sh)."""
 LOOPBACK = ("127.0.0.1", "localhost")
