@@ -48,6 +48,12 @@ __all__ = [
     "PULPCORE_MANAGE_SECONDS",
     "WORKERS_START_SECONDS",
     "WORKERS_STOP_SECONDS",
+    "MACHINE_SNAPSHOT_SECONDS",
+    "FLEET_TASKS_SECONDS",
+    "RESET_SECONDS",
+    "PULP_API_POLL_SECONDS",
+    "HOSTS_UP_SECONDS",
+    "WORKERS_RSS_SAMPLE_SECONDS",
 ]
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -147,3 +153,16 @@ WORKERS_START_SECONDS = 30.0
 """Bound on the RQ workers of a run all registering with Redis."""
 WORKERS_STOP_SECONDS = 30.0
 """How long a worker gets to finish after SIGTERM (a warm shutdown waits for its job) before SIGKILL."""
+WORKERS_RSS_SAMPLE_SECONDS = 0.01
+"""How often the workers' peak RSS is sampled while a run goes on (work horses included): often enough to
+see a work horse that lives for a few milliseconds."""
+HOSTS_UP_SECONDS = 120.0
+"""`hosts.sh up` may wait a minute for another run of it (another session's hosts), then make 99 hosts."""
+PULP_API_POLL_SECONDS = 0.1
+"""Between two looks at a Pulp server's running task: the observed end is at most this late."""
+RESET_SECONDS = 600.0
+"""Seconds a reset may take (a large store on a slow disk) before the experiment stops."""
+FLEET_TASKS_SECONDS = 120.0
+"""How long reading a fleet run's tasks back may take (one `pulp-sync tasks --json`)."""
+MACHINE_SNAPSHOT_SECONDS = 0.5
+"""How long the busiest processes are watched for each snapshot of the machine's state."""

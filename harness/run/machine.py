@@ -28,8 +28,6 @@ from harness.run.child import ProcessStat, descendants, process_stats
 __all__ = ["snapshot", "Watch", "installed_packages", "filesystem_of", "warnings_for", "state_lock",
            "StateFolderBusy"]
 
-_SAMPLE_SECONDS = 0.5
-"""How long the busiest processes are watched for each snapshot."""
 _BUSIEST = 5
 _BUSY_SHARE = 0.10
 """A process using more than a tenth of one CPU while the harness watches is worth a warning."""
@@ -207,11 +205,11 @@ def state_lock(state_dir: Path) -> Iterator[None]:
 
 
 def _busiest(exclude: set[int]) -> list[dict[str, Any]]:
-    """The processes that used the most CPU over _SAMPLE_SECONDS, as a share of one CPU."""
+    """The processes that used the most CPU over defaults.MACHINE_SNAPSHOT_SECONDS, as a share of one CPU."""
     before = process_stats()
-    time.sleep(_SAMPLE_SECONDS)
+    time.sleep(defaults.MACHINE_SNAPSHOT_SECONDS)
     after = process_stats()
-    ticks = os.sysconf("SC_CLK_TCK") * _SAMPLE_SECONDS
+    ticks = os.sysconf("SC_CLK_TCK") * defaults.MACHINE_SNAPSHOT_SECONDS
     used = sorted(((after[pid].cpu_ticks - before[pid].cpu_ticks, pid) for pid in after.keys() & before.keys()
                    if pid not in exclude), reverse=True)
     return [{"pid": pid, "name": after[pid].name, "cpu_share": round(delta / ticks, 3)}

@@ -46,8 +46,6 @@ SHARE = "75%"
 """Each repository of a fleet holds this sample of the manifest's files: two repositories share about
 56% of theirs (0.75²), eight together hold all but 0.25⁸ of the manifest, as repositories built from
 one upstream do."""
-_TASKS_SECONDS = 120.0
-"""How long reading the run's tasks back may take (one `pulp-sync tasks --json`)."""
 _SUMMED = ("bytes_downloaded", "artifacts_downloaded", "artifacts_skipped", "content_units", "retries", "failures")
 """Report fields that add up over a fleet's tasks."""
 _LARGEST = ("latency_p50", "latency_p90", "latency_p99")
@@ -211,7 +209,7 @@ def read_fleet(children: tuple[ChildRun, ...], env: Mapping[str, str], command: 
     """The fleet's tasks as the database recorded them, once its children have ended. The run's reset
     left no other task; the repositories' names pick the run's own all the same."""
     names = set(repository_names(len(children)))
-    listed = run_child([*command, "tasks", "--json"], env=env, timeout=_TASKS_SECONDS)
+    listed = run_child([*command, "tasks", "--json"], env=env, timeout=defaults.FLEET_TASKS_SECONDS)
     try:
         tasks = tuple(FleetTask.from_dict(task) for task in json.loads(listed.stdout) if task["repository"] in names)
     except (ValueError, KeyError, TypeError):

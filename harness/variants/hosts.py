@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from harness import defaults
 from harness.errors import HarnessError
 from harness.run.child import last_words
 
@@ -33,8 +34,6 @@ LOOPBACK = ("127.0.0.1", "localhost")
 """Addresses a host cannot reach this machine at (its own loopback is its own): rewritten to SERVICE_ADDRESS."""
 MAX_HOSTS = 99
 """Most hosts scripts/hosts.sh makes (198.18.0.11 ... 198.18.0.109)."""
-_UP_SECONDS = 120.0
-"""`hosts.sh up` may wait a minute for another run of it (another session's hosts), then make 99 hosts."""
 
 
 class HostsFailed(HarnessError, RuntimeError):
@@ -45,9 +44,9 @@ def bring_up(count: int) -> None:
     """Hosts 1..`count` up (idempotent, and cheap when they are), reaching Redis and PostgreSQL on the bridge."""
     try:
         done = subprocess.run(["bash", str(SCRIPT), "up", str(count)], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=_UP_SECONDS)
+                              capture_output=True, text=True, timeout=defaults.HOSTS_UP_SECONDS)
     except subprocess.TimeoutExpired as error:
-        raise HostsFailed(f"`{SCRIPT} up {count}` did not finish within {_UP_SECONDS:g} s") from error
+        raise HostsFailed(f"`{SCRIPT} up {count}` did not finish within {defaults.HOSTS_UP_SECONDS:g} s") from error
     if done.returncode != 0:
         said = last_words(done.stderr, done.returncode)
         raise HostsFailed(f"`{SCRIPT} up {count}` failed ({said}); it needs root (network namespaces, "

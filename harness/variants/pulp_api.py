@@ -33,14 +33,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from harness import defaults
 from harness.errors import HarnessError
 
 __all__ = ["PulpApi", "PulpApiError", "TaskOutcome", "reset", "sync_once", "remote_body", "FINISHED"]
 
 FINISHED = ("completed", "failed", "canceled", "skipped")
 """Task states after which nothing changes (Pulp's TASK_FINAL_STATES)."""
-_POLL_SECONDS = 0.1
-"""Between two looks at a running task: the observed end is at most this late."""
 _REMOTES = "remotes/file/file/"
 _REPOSITORIES = "repositories/file/file/"
 _PEM_SETTINGS = ("ca_cert", "client_cert", "client_key")
@@ -133,7 +132,7 @@ class PulpApi:
                 return task
             if time.monotonic() > deadline:
                 raise PulpApiError(f"task {task_href} is still {task['state']} after {timeout:g} s")
-            time.sleep(_POLL_SECONDS)
+            time.sleep(defaults.PULP_API_POLL_SECONDS)
 
     def _headers(self, method: str, with_body: bool) -> dict[str, str]:
         """Basic auth until logged in; then the session's cookie (added by the opener) and, on a call that

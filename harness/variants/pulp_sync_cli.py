@@ -23,8 +23,6 @@ _SECRET_VARIABLE = "PULP_SYNC_BENCH_{}"
 """The sync child's environment variables that carry its secrets and headers (`--password-env` and
 the like): a process's environment is readable by its user alone, its arguments by everyone."""
 
-_RESET_TIMEOUT = 600.0
-"""Seconds a reset may take (a large store on a slow disk) before the experiment stops."""
 
 
 class ResetFailed(HarnessError, RuntimeError):
@@ -53,7 +51,7 @@ def child_env(variant: Variant, state_dir: Path) -> dict[str, str]:
 
 def reset(env: dict[str, str], command: Sequence[str] = defaults.PULP_SYNC_COMMAND) -> ChildRun:
     """`pulp-sync reset --yes`: fresh schema, empty store (the seed's pclean + rm of the artifacts)."""
-    done = run_child([*command, "reset", "--yes"], env=env, timeout=_RESET_TIMEOUT)
+    done = run_child([*command, "reset", "--yes"], env=env, timeout=defaults.RESET_SECONDS)
     if done.returncode != 0:
         said = last_words(done.stderr, done.returncode)
         raise ResetFailed(

@@ -38,7 +38,6 @@ QUEUE = f"pulp-sync-bench-{os.getpid()}"
 experiment's running at the same time."""
 REDIS_URL = "redis://127.0.0.1:6379/0"
 """Where the workers' Redis is when the environment names none (pulp-sync's own default)."""
-_SAMPLE_SECONDS = 0.01
 
 
 class WorkersFailed(HarnessError, RuntimeError):
@@ -127,7 +126,7 @@ class running_workers:  # noqa: N801 - a context manager named for how it reads:
         )
 
     def _sample(self) -> None:
-        while not self._sampling.wait(_SAMPLE_SECONDS):
+        while not self._sampling.wait(defaults.WORKERS_RSS_SAMPLE_SECONDS):
             for process, _ in self._processes:
                 self._high_water.sample(process.pid)
 
