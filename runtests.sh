@@ -3,13 +3,12 @@
 # First makes the machine ready (scripts/provision.sh: Debian's packages with nginx, PostgreSQL,
 # MariaDB and Redis running, the databases, the virtualenv); silent and quick when all is there.
 # Then the static checks that pyproject.toml configures (ruff's rules, mypy's types) over the
-# packages typed so far, then pytest.
+# whole tree, then pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/provision.sh
 source scripts/bootstrap.sh
-LINTED=(pulp_base downloaders fixtures conformance examples scripts
-  tests/pulp_base tests/downloaders tests/fixtures tests/conformance tests/examples)
+LINTED=(pulp_base downloaders fixtures conformance examples scripts harness pulp_sync tests)
 "$PYTHON" -m ruff check --quiet "${LINTED[@]}"
 "$PYTHON" -m mypy  # its files: [tool.mypy] files in pyproject.toml
 exec "$PYTHON" -m pytest "$@"

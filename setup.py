@@ -49,6 +49,14 @@ setup(
             "ruff>=0.17.6",  # lint: `ruff check`, configured in pyproject.toml
             "mypy>=2.4.1",  # types: `mypy`, configured in pyproject.toml
             "types-pycurl>=7.49",  # the pycurl example plugin's types (examples/pulp-sync-pycurl)
+            # scipy's types (harness.analysis.stats); 1.14.1.0-.3 pin optype < 0.7, on which mypy 2.4 crashes,
+            # and 1.14.1.4 types optimize.brentq's result as a float or a tuple
+            "scipy-stubs>=1.14.1.5",
+            "types-mysqlclient>=2.0",  # MySQLdb's types (harness.variants.databases; psycopg ships its own)
+            # Django's and DRF's types and mypy's django plugin (pulp_sync/), at the versions checked with
+            "django-stubs>=6.1.2",
+            "djangorestframework-stubs>=3.18.1",
+            "types-gunicorn>=26.2.0.20261008",  # gunicorn's types (pulp_sync.api.front, pulp_sync.api.server)
         ],
     },
     entry_points={

@@ -17,11 +17,12 @@ own: 500 commits per batch, each writing its pages to the WAL and taking sqlite'
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
-from typing import Any, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from django.db import connections, router, transaction
-from django.db.models import Model
+from django.db.models import Field, Model
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
@@ -34,9 +35,10 @@ T = TypeVar("T")
 
 
 def insert_rows(
-    model: type[Model], fields: Sequence[str], rows: Iterable[Sequence[Any]], ignore_conflicts: bool = False
+    model: type[Model], fields: Sequence[str], rows: Sequence[Sequence[Any]], ignore_conflicts: bool = False
 ) -> None:
-    """INSERT `rows` (values in the order of `fields`, ready for the driver) into `model`'s table.
+    """INSERT `rows` (values in the order of `fields`, ready for the driver) into `model`'s table. A
+    sequence, not an iterator: an insert that `database.retried` runs again reads them again.
 
     With `ignore_conflicts`, a row whose unique key exists already is skipped, as bulk_create's.
     Values go to the driver as they are: pass what the column stores (a datetime through
@@ -45,7 +47,7 @@ def insert_rows(
     connection = connections[router.db_for_write(model)]
     operations = connection.ops
     on_conflict = OnConflict.IGNORE if ignore_conflicts else None
-    columns = [model._meta.get_field(name).column for name in fields]
+    columns = [_column(model, name) for name in fields]
     head = (
         f"{operations.insert_statement(on_conflict=on_conflict)} {operations.quote_name(model._meta.db_table)} "
         f"({', '.join(operations.quote_name(column) for column in columns)}) VALUES "
@@ -59,6 +61,15 @@ def insert_rows(
         for chunk in batches(rows, _MAX_PARAMETERS // len(columns)):
             values = ", ".join([placeholders] * len(chunk))
             cursor.execute(f"{head}{values} {tail}", [value for row in chunk for value in row])
+
+
+def _column(model: type[Model], name: str) -> str:
+    """The column of `model`'s field `name`; a ValueError for a name that has none (a reverse relation,
+    a many-to-many field)."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field) or field.column is None:
+        raise ValueError(f"{model.__name__}.{name} is not a column: insert_rows takes concrete fields")
+    return field.column
 
 
 def now_for_insert(model: type[Model]) -> Any:

@@ -14,8 +14,9 @@ import random
 import socket
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import django
 from django.conf import settings
@@ -100,6 +101,7 @@ def configure() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pulp_sync.settings")
     home = Path(settings.PULP_SYNC_HOME)
     private.make_directory(home)
+    str(settings.SECRET_KEY)  # read, or made on the first start (pulp_sync.settings): a bad key file fails here
     sqlite_file = _sqlite_file()
     _tighten(home, sqlite_file)
     if sqlite_file is not None:
@@ -327,9 +329,10 @@ def _drop_tables() -> None:
     """
     from django.apps import apps
     from django.db.migrations.recorder import MigrationRecorder
+    from django.db.models import Model
 
     existing = set(connection.introspection.table_names())
-    models = [*apps.get_models(), MigrationRecorder.Migration]
+    models: list[type[Model]] = [*apps.get_models(), MigrationRecorder.Migration]
     with connection.constraint_checks_disabled(), connection.schema_editor() as editor:
         for model in models:
             if model._meta.managed and not model._meta.proxy and model._meta.db_table in existing:

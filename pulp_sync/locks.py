@@ -17,10 +17,11 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO
 
 from django.conf import settings
 from django.db import connection

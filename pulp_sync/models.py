@@ -158,7 +158,8 @@ class Remote(models.Model):
         cleared (`exposed_by`), unless `change` gives it again; and headers given without saying which came
         by reference (as the API gives them) with no `secret_headers`. The API and the command line apply
         it alike, so that whoever may change a remote cannot have its secrets sent where they can read them."""
-        cleared = dict.fromkeys(self.exposed_by(change) if self.pk is not None else ())
+        # django-stubs type pk as the id's int, but it is None until the remote is saved
+        cleared = dict.fromkeys(self.exposed_by(change) if self.pk is not None else ())  # type: ignore[redundant-expr]
         if "headers" in change:
             cleared["secret_headers"] = None
         return {**cleared, **change}
@@ -256,7 +257,7 @@ class Repository(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def latest_version(self) -> "RepositoryVersion | None":
+    def latest_version(self) -> RepositoryVersion | None:
         """The current version, or None before the first successful sync."""
         return self.versions.order_by("-number").first()
 

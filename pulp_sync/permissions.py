@@ -6,10 +6,11 @@ package so that a worker checks with the very same rule without loading the API.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from django.contrib.auth.models import AbstractUser, AnonymousUser
+from django.contrib.auth import models as auth
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model, QuerySet
 
@@ -17,7 +18,8 @@ from pulp_sync.models import Remote, Repository, UserRole
 
 __all__ = ["User", "ObjectRoles", "ROLES", "is_admin", "seen", "may_use_remote"]
 
-User = AbstractUser | AnonymousUser
+User = auth.User | auth.AnonymousUser
+"""Whoever a request carries: one of Django's users (AUTH_USER_MODEL is the default), or anonymous."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,7 @@ def is_admin(user: User) -> bool:
     return bool(user.is_superuser or user.is_staff)
 
 
-def seen(model: type[Model], user: User) -> QuerySet[UserRole]:
+def seen(model: type[Model], user: User) -> QuerySet[UserRole, Mapping[str, Any]]:
     """The ids (`object_id`) of the `model` objects on which `user` has a role, as a subquery: what
     someone who is not an admin sees of a model with roles (`ROLES`)."""
     content_type = ContentType.objects.get_for_model(model)

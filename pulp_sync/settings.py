@@ -26,7 +26,7 @@ CLI). Everything is read from the environment once, when Django starts:
   comma-separated networks and host names (downloaders/addresses.py); an empty DENY denies nothing.
 - `PULP_SYNC_ALLOWED_HOSTS` (default `localhost,127.0.0.1,[::1]`): the host names the REST API
   answers to, comma-separated (Django's ALLOWED_HOSTS; `*` for any).
-- `PULP_SYNC_SECRET_KEY` (default: a random key made on the first start into `secret_key` under
+- `PULP_SYNC_SECRET_KEY` (default: a random key made on the first use into `secret_key` under
   PULP_SYNC_HOME, readable by its owner only): Django's SECRET_KEY, which API sessions (`login/`) are
   checked with. API hosts behind one address must share it (each host's PULP_SYNC_HOME makes its own), or
   a session from one host's `login/` is refused by the others; basic and token auth work regardless.
@@ -41,6 +41,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import dj_database_url
+from django.utils.functional import SimpleLazyObject
 
 from downloaders import AddressPolicy
 from pulp_base import private
@@ -116,7 +117,7 @@ def _address_policy() -> AddressPolicy:
 
 
 def _secret_key(home: Path) -> str:
-    """PULP_SYNC_SECRET_KEY, else the key kept in `home`, made there on the first start. Django checks
+    """PULP_SYNC_SECRET_KEY, else the key kept in `home`, made there on its first use. Django checks
     sessions with it, so it must be secret, and the same from one start to the next (a new key logs
     every session out)."""
     given = os.environ.get("PULP_SYNC_SECRET_KEY")
@@ -192,7 +193,7 @@ _SQLITE_OPTIONS: dict[str, Any] = {
 }
 
 
-def _database() -> dict[str, Any]:
+def _database() -> dj_database_url.DBConfig:
     """DATABASE_URL if given, else sqlite under PULP_SYNC_HOME; sqlite gets WAL and a busy timeout."""
     url = os.environ.get("DATABASE_URL")
     if url is not None and urlsplit(url).scheme not in _DATABASE_SCHEMES:
@@ -216,7 +217,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "pulp_sync.apps.PulpSyncConfig",
 ]
-SECRET_KEY = _secret_key(PULP_SYNC_HOME)  # after every check above: a setting refused makes no file
+# Read, or made under PULP_SYNC_HOME, on its first use: by pulp_sync.database.configure, which every process
+# of the service comes through, after every check above (a setting refused makes no file). Importing the
+# settings alone writes nothing (mypy's django-stubs plugin does, to type them).
+SECRET_KEY = SimpleLazyObject(lambda: _secret_key(PULP_SYNC_HOME))
 USE_TZ = True
 TIME_ZONE = "UTC"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

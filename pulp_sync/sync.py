@@ -14,10 +14,12 @@ import logging
 import shutil
 import statistics
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -420,7 +422,7 @@ def _content_ids(manifest: Path) -> set[int]:
             FileContent.key_for(e.relative_path, e.sha256): (e.relative_path, artifacts[e.sha256]) for e in batch
         }
         ordered = [(key, path, pk) for key, (path, pk) in sorted(rows.items())]
-        retried(lambda: insert_rows(FileContent, ("key", "relative_path", "artifact"), ordered, ignore_conflicts=True))
+        retried(partial(insert_rows, FileContent, ("key", "relative_path", "artifact"), ordered, ignore_conflicts=True))
         ids.update(FileContent.objects.filter(key__in=rows).values_list("pk", flat=True))
     return ids
 

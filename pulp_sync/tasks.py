@@ -40,13 +40,14 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 from functools import partial
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import DatabaseError, connections, transaction
 from django.utils import timezone
 from redis import Redis
@@ -152,7 +153,7 @@ def dispatch_sync(
     *,
     tasking: str = "inline",
     manifest_file: Path | None = None,
-    dispatched_by: AbstractBaseUser | None = None,
+    dispatched_by: User | None = None,
 ) -> Task:
     """Sync `repository` from `remote` as a task, and return the task.
 
@@ -404,21 +405,23 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
     if refused is not None:
         _end(task_id, TaskState.FAILED, error=refused)
         return TaskState.FAILED
+    remote, repository = task.remote, task.repository
+    assert remote is not None and repository is not None, "refused above"
     progress = TaskProgress(task_id)
     try:
         with locks.interrupting(progress.check):
-            report = sync_repository(task.remote, task.repository, progress, _workspace_prefix(task_id), manifest_file)
+            report = sync_repository(remote, repository, progress, _workspace_prefix(task_id), manifest_file)
     except TaskCanceled:
         _finish_cancel(task_id)
         return TaskState.CANCELED
     except SyncError as error:
         failed = error.report.as_dict() if error.report else None
-        _end(task_id, TaskState.FAILED, error=_message(error, task.remote), report=failed)
+        _end(task_id, TaskState.FAILED, error=_message(error, remote), report=failed)
         return TaskState.FAILED
     except Exception as error:
-        _end(task_id, TaskState.FAILED, error=_message(error, task.remote))
+        _end(task_id, TaskState.FAILED, error=_message(error, remote))
         raise
-    version = None if report.version is None else task.repository.versions.get(number=report.version)
+    version = None if report.version is None else repository.versions.get(number=report.version)
     _end(task_id, TaskState.COMPLETED, report=report.as_dict(), created_version=version)
     return TaskState.COMPLETED
 

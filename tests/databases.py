@@ -9,9 +9,9 @@ dropping is the harness's own code (harness/variants/databases.py), so the tests
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from harness.variants.databases import ALIASES, create_database, drop_database
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 import asyncio
 import ssl
 import subprocess
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from aiohttp import web
 

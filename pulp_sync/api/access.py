@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.contrib.auth.models import User as Account
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model, Q, QuerySet
 from django.shortcuts import get_object_or_404
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 
@@ -37,6 +38,7 @@ __all__ = [
     "roles_of",
     "may_change",
     "permissions_of",
+    "signed_in",
     "give_role",
     "dispatch_as",
     "REMOTE_REFUSED",
@@ -98,7 +100,15 @@ def permissions_of(user: User, obj: Model) -> list[str]:
     return roles.permissions([roles.owner] if is_admin(user) else roles_of(user, obj))
 
 
-def give_role(obj: Model, user: User, role: str) -> UserRole:
+def signed_in(request: Request) -> Account:
+    """The request's user, whom the view's permissions (IsAuthenticated) let in: never anonymous."""
+    user = request.user
+    if not isinstance(user, Account):
+        raise NotAuthenticated()
+    return user
+
+
+def give_role(obj: Model, user: Account, role: str) -> UserRole:
     """Give `user` the `role` on `obj`."""
     return UserRole.objects.create(content_object=obj, user=user, role=role)
 
@@ -110,7 +120,7 @@ REMOTE_REFUSED = (
 role on it after setting it there (a remote named in the body is checked by its field first)."""
 
 
-def dispatch_as(user: User, repository: Repository, remote: Remote) -> Task:
+def dispatch_as(user: Account, repository: Repository, remote: Remote) -> Task:
     """Queue a sync for the RQ workers as `user`, who is its dispatcher, if they may use the remote
     (permissions.may_use_remote: the worker checks again when it starts the task); a 400 naming
     `remote` if not, as for an href that names nothing: the remote is one they do not see."""

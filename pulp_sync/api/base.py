@@ -3,15 +3,16 @@ who asks (pulp_sync/api/access.py), and ownership of what a user creates."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
 from rest_framework import viewsets
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.serializers import BaseSerializer
 
-from pulp_sync.api.access import ROLES, MayChange, give_role, visible
+from pulp_sync.api.access import ROLES, MayChange, give_role, signed_in, visible
 from pulp_sync.api.limits import Pages
 
 __all__ = ["ApiViewSet", "Scoped"]
@@ -21,7 +22,7 @@ class ApiViewSet(viewsets.GenericViewSet):
     """Every viewset: for users only; reads need to see an object, changes need `may_change`."""
 
     pagination_class = Pages
-    permission_classes: ClassVar[list[type]] = [IsAuthenticated, MayChange]
+    permission_classes: Sequence[type[BasePermission]] = [IsAuthenticated, MayChange]
 
 
 class Scoped:
@@ -34,4 +35,4 @@ class Scoped:
     def perform_create(self, serializer: BaseSerializer) -> None:
         with transaction.atomic():
             created = serializer.save()
-            give_role(created, self.request.user, ROLES[type(created)].owner)  # type: ignore[attr-defined]
+            give_role(created, signed_in(self.request), ROLES[type(created)].owner)  # type: ignore[attr-defined]

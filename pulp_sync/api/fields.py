@@ -34,8 +34,9 @@ class RelatedHrefField(_RelativeHref, serializers.HyperlinkedRelatedField):
     """The href of a related object. One given in a request must name an object the request's user
     may see: any other "does not exist", exactly as one that does not."""
 
-    def get_queryset(self) -> QuerySet[Any]:
-        return visible(super().get_queryset(), self.context["request"].user)
+    def get_queryset(self) -> QuerySet[Any] | None:
+        queryset = super().get_queryset()  # None for a read-only field, as DRF's
+        return None if queryset is None else visible(queryset, self.context["request"].user)
 
 
 class HrefOrIdField(RelatedHrefField):
@@ -45,7 +46,8 @@ class HrefOrIdField(RelatedHrefField):
         if not _is_id(data):
             return super().to_internal_value(data)
         pk = int(data)
-        found = self.get_queryset().filter(pk=pk).first() if pk <= _LARGEST_ID else None
+        queryset = self.get_queryset()
+        found = queryset.filter(pk=pk).first() if queryset is not None and pk <= _LARGEST_ID else None
         if found is None:
             self.fail("does_not_exist")
         return found

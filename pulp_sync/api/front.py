@@ -198,7 +198,9 @@ class BufferingWorker(ThreadWorker):
     def enqueue_req(self, conn: TConn) -> None:
         """Read the connection's next request in the main loop, beginning with any bytes the last one
         left behind (a client may send its next request before the answer)."""
-        held = _Held(conn, data=bytearray(conn.parser.unreader.take_buffered() if conn.parser else b""))
+        parser = conn.parser  # None on a new connection, else the one `_to_thread` gave it
+        left = parser.unreader.take_buffered() if isinstance(parser, RequestParser) else b""
+        held = _Held(conn, data=bytearray(left))
         self._buffered += len(held.data)
         conn.sock.setblocking(False)
         self._watch(held, self._limits.header_timeout, self._readable)

@@ -73,7 +73,7 @@ class UniqueName:
     def _taken(self) -> str:
         """The message of the name field's own unique check (`remote with this name already exists.`)."""
         validators = self.fields["name"].validators  # type: ignore[attr-defined]
-        return next(validator.message for validator in validators if isinstance(validator, UniqueValidator))
+        return str(next(validator.message for validator in validators if isinstance(validator, UniqueValidator)))
 
 
 def shown_headers(field: serializers.Field, remote: Remote) -> dict[str, str | None] | None:
@@ -104,7 +104,7 @@ class RemoteSerializer(UniqueName, serializers.ModelSerializer):
     certificate as anything but PEM text, keep a secret where a change exposes it (Remote.safe_change)."""
 
     pulp_href = HrefField(view_name="remote-detail")
-    headers = ShownHeadersField(
+    headers: serializers.Field = ShownHeadersField(  # the dialect's serializer has its own field
         required=False,
         allow_null=True,
         help_text="Headers sent with every request; an update replaces them all. The value of Authorization, "

@@ -11,7 +11,8 @@ worker processes and the announced URLs stay as they were (docs/reliability.md).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.arbiter import Arbiter

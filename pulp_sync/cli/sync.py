@@ -164,6 +164,7 @@ def _signals_end_the_sync(repository: str) -> Iterator[None]:
 def _sync_inline(remote: Remote, repository: Repository, as_json: bool, manifest_file: Path | None) -> None:
     from pulp_sync.sync import SyncError, sync_repository
 
+    report: SyncReport | None
     try:
         progress = progress_for(Console(stderr=True))
         report, error = sync_repository(remote, repository, progress, manifest_file=manifest_file), None

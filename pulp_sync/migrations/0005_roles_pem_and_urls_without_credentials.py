@@ -3,9 +3,10 @@
 
 import django.core.validators
 import django.db.models.deletion
-import pulp_sync.models
 from django.conf import settings
 from django.db import migrations, models
+
+import pulp_sync.models
 
 
 class Migration(migrations.Migration):

@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from downloaders.registry import available
 from fixtures.profiles import PROFILES
 from fixtures.server import serve_in_background
-from harness.variants import pulp_sync_cli
-from harness.run.fixture_site import prepare_tree
 from harness.experiment.spec import Experiment, Variant, manifest_path
+from harness.run.fixture_site import prepare_tree
+from harness.variants import pulp_sync_cli
 
 SCALE = float(os.environ.get("PULP_SYNC_BENCH_SCALE", "0.05"))
 MANIFEST = os.environ.get("PULP_SYNC_BENCH_MANIFEST", "100")

@@ -7,9 +7,9 @@ import os
 import random
 import shutil
 import tempfile
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

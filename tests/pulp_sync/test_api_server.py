@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
-from typing import Iterator
 from urllib.parse import urlsplit
 
 import pytest

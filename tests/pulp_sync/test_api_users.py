@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 from rest_framework.test import APIClient
-
 from rest_framework.validators import UniqueValidator
 
 from pulp_sync.api.auth import save_user

@@ -19,7 +19,9 @@ FIELDS = ("sha256", "size", "relative_path", "created", "missing")
 def test_rows_are_inserted_with_their_values_and_a_readable_time(db: Path) -> None:
     before = timezone.now()
     now = now_for_insert(Artifact)
-    insert_rows(Artifact, FIELDS, [("a" * 64, 1, "artifact/aa/a", now, True), ("b" * 64, 2, "artifact/bb/b", now, False)])
+    insert_rows(
+        Artifact, FIELDS, [("a" * 64, 1, "artifact/aa/a", now, True), ("b" * 64, 2, "artifact/bb/b", now, False)]
+    )
     rows = {a.sha256[0]: (a.size, a.relative_path, a.missing) for a in Artifact.objects.all()}
     assert rows == {"a": (1, "artifact/aa/a", True), "b": (2, "artifact/bb/b", False)}
     created = Artifact.objects.get(sha256="a" * 64).created
@@ -29,7 +31,9 @@ def test_rows_are_inserted_with_their_values_and_a_readable_time(db: Path) -> No
 def test_existing_rows_are_kept_when_conflicts_are_ignored_and_refused_otherwise(db: Path) -> None:
     now = now_for_insert(Artifact)
     insert_rows(Artifact, FIELDS, [("a" * 64, 1, "first", now, True)])
-    insert_rows(Artifact, FIELDS, [("a" * 64, 9, "second", now, False), ("c" * 64, 3, "new", now, False)], ignore_conflicts=True)
+    insert_rows(
+        Artifact, FIELDS, [("a" * 64, 9, "second", now, False), ("c" * 64, 3, "new", now, False)], ignore_conflicts=True
+    )
     assert sorted(Artifact.objects.values_list("relative_path", "size")) == [("first", 1), ("new", 3)]
     with pytest.raises(IntegrityError), transaction.atomic():
         insert_rows(Artifact, FIELDS, [("a" * 64, 9, "second", now, False)])

@@ -12,8 +12,8 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -119,7 +119,7 @@ def _together(pulp: PulpSync, commands: list[list[str]]) -> list[tuple[int, str]
     children = [subprocess.Popen([str(PULP_SYNC), *command], env=pulp.env, text=True,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for command in commands]
     errors = [child.communicate(timeout=240)[1] for child in children]
-    return [(child.returncode, error) for child, error in zip(children, errors)]
+    return [(child.returncode, error) for child, error in zip(children, errors, strict=True)]
 
 
 def test_a_sync_waits_for_the_one_running_on_its_repository_within_its_bound(pulp: PulpSync, remote: str) -> None:

@@ -16,16 +16,16 @@ import gzip
 import hashlib
 import posixpath
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from aiohttp import hdrs, web
 from django.core.exceptions import ValidationError
 from django.test import override_settings
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from downloaders import (
     BodyTooLarge,

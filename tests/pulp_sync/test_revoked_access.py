@@ -4,8 +4,9 @@ dispatched before the role was removed (checked again when a real worker starts 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient

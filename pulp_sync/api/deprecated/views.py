@@ -3,6 +3,8 @@ it be; who sees and changes what is the Pulp dialect's (pulp_sync/api/access.py)
 
 from __future__ import annotations
 
+from typing import Final
+
 from django.db.models import Count, Max, QuerySet
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -12,7 +14,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, visible_or_404
+from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, signed_in, visible_or_404
 from pulp_sync.api.base import ApiViewSet, Scoped
 from pulp_sync.api.deprecated.serializers import (
     ArtifactSerializer,
@@ -36,7 +38,7 @@ __all__ = [
 ]
 
 _ID = "[0-9]+"
-_PATH = OpenApiParameter.PATH
+_PATH: Final = OpenApiParameter.PATH
 _REPOSITORY = OpenApiParameter("repository_pk", OpenApiTypes.INT, _PATH, description="The repository's id")
 _NUMBER = OpenApiParameter("number", OpenApiTypes.INT, _PATH, description="The version's number")
 
@@ -66,7 +68,7 @@ class RepositoryViewSet(Scoped, ApiViewSet, viewsets.ModelViewSet):
         repository = self.get_object()
         body = SyncSerializer(data=request.data, context=self.get_serializer_context())
         body.is_valid(raise_exception=True)
-        task = dispatch_as(request.user, repository, body.validated_data["remote"])
+        task = dispatch_as(signed_in(request), repository, body.validated_data["remote"])
         return Response({"task": reverse("task-detail", kwargs={"pk": task.pk})}, status=status.HTTP_202_ACCEPTED)
 
 

@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from pulp_sync.api.access import signed_in
 from pulp_sync.api.pulp.schema import PulpSchema
 
 __all__ = ["LoginSerializer", "LoginView"]
@@ -49,8 +50,9 @@ class LoginView(APIView):
     def post(self, request: Request) -> Response:
         """Django's login stores the user in a new session (the `sessionid` cookie) and rotates the CSRF
         token, which CsrfViewMiddleware then sends as the `csrftoken` cookie."""
-        login(request, request.user)
-        return Response(LoginSerializer(request.user).data, status=status.HTTP_201_CREATED)
+        user = signed_in(request)
+        login(request, user)
+        return Response(LoginSerializer(user).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
         operation_id="login_read",

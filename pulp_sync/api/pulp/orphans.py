@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import ProtectedError, QuerySet
 from django.utils import timezone
@@ -40,7 +40,7 @@ class SyncsUnfinished(Exception):
     """Syncs are waiting or running: the cleanup could delete what they are about to use."""
 
 
-def clean_up_orphans(user: AbstractUser, content: list[int] | None = None) -> Task:
+def clean_up_orphans(user: User, content: list[int] | None = None) -> Task:
     """Run an orphan cleanup as a task dispatched by `user`, here and now; the finished task (failed if
     it could not run).
 

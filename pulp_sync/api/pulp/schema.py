@@ -9,7 +9,7 @@ claims in `info.x-pulp-app-versions`, and refuses a query parameter the operatio
 from __future__ import annotations
 
 from importlib.metadata import version
-from typing import Any
+from typing import Any, Protocol, cast
 
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.openapi import AutoSchema
@@ -49,6 +49,14 @@ _SELECTED_FIELDS = [
 ]
 
 
+class _PulpView(Protocol):
+    """What a dialect view says of itself, for PulpSchema (a viewset has its `action` from DRF)."""
+
+    action: str
+    pulp_id_prefix: str
+    pulp_tag: str
+
+
 class PulpSchema(AutoSchema):
     """A dialect view's operations: `<pulp_id_prefix>_<action>` ids, href path parameters, one tag a view.
 
@@ -57,11 +65,12 @@ class PulpSchema(AutoSchema):
     """
 
     def get_operation_id(self) -> str:
-        action = self.view.action
-        return f"{self.view.pulp_id_prefix}_{_ACTIONS.get(action, action)}"
+        view = cast(_PulpView, self.view)
+        action = view.action
+        return f"{view.pulp_id_prefix}_{_ACTIONS.get(action, action)}"
 
     def get_tags(self) -> list[str]:
-        return [self.view.pulp_tag]
+        return [cast(_PulpView, self.view).pulp_tag]
 
     def _resolve_path_parameters(self, variables: list[str]) -> list[dict[str, Any]]:
         """Every path variable is an href (see PulpSchemaGenerator): a string the client fills in.

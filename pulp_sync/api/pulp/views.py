@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, visible, visible_or_404
+from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, signed_in, visible, visible_or_404
 from pulp_sync.api.base import ApiViewSet, Scoped
 from pulp_sync.api.pulp import filters
 from pulp_sync.api.pulp.filters import QueryFilter, QueryFilters, contains, exact, icontains, one_of, startswith
@@ -90,7 +90,7 @@ class PulpViewSet(ApiViewSet):
     pages and permissions."""
 
     schema = PulpSchema()
-    filter_backends: ClassVar[list[type]] = [QueryFilters]
+    filter_backends = [QueryFilters]
     query_filters: ClassVar[tuple[QueryFilter, ...]] = ()
     lookup_value_regex = _ID
     pulp_id_prefix: ClassVar[str]
@@ -134,7 +134,7 @@ class FileRepositoryViewSet(Scoped, Roles, PulpViewSet, viewsets.ModelViewSet):
         repository = self.get_object()
         body = SyncSerializer(data=request.data, context={**self.get_serializer_context(), "repository": repository})
         body.is_valid(raise_exception=True)
-        return _task_started(dispatch_as(request.user, repository, body.validated_data["remote"]))
+        return _task_started(dispatch_as(signed_in(request), repository, body.validated_data["remote"]))
 
 
 class FileRepositoryVersionViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
@@ -268,7 +268,7 @@ class OrphansCleanupView(APIView):
         """Runs in this request (see orphans.py); the answer points to the task, finished by then."""
         body = OrphansCleanupSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return _task_started(clean_up_orphans(request.user, body.validated_data.get("content_hrefs")))
+        return _task_started(clean_up_orphans(signed_in(request), body.validated_data.get("content_hrefs")))
 
 
 class StatusView(APIView):
