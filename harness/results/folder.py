@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.analysis.findings import Analysis
-from harness.errors import HarnessError
-from harness.results.records import RunRecord, record_from_dict
-from harness.experiment.spec import Experiment, experiment_from_dict
 from harness.analysis.sweep import recommend
+from harness.errors import HarnessError
+from harness.experiment.spec import Experiment, experiment_from_dict
+from harness.results.records import RunRecord, record_from_dict
 
 __all__ = [
     "RESULTS_FILE",

@@ -11,8 +11,8 @@ import io
 from pathlib import Path
 
 from harness.analysis.findings import Analysis, analyse
-from harness.results.records import RUN_FIELDS
 from harness.results.folder import Results, atomic_write_text, save_results
+from harness.results.records import RUN_FIELDS
 
 __all__ = ["save_run_outputs", "perf_data_name", "runs_csv", "perf_data"]
 

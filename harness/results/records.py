@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from harness.run.child import ChildRun
 from harness.run.schedule import PlannedRun, RunKey
@@ -94,7 +95,8 @@ class RunRecord:
     @property
     def cpu_seconds(self) -> float:
         """CPU of the run's processes: the sync child's and, for an RQ run, its workers'."""
-        return self.user_seconds + self.system_seconds + (self.worker_user_seconds or 0) + (self.worker_system_seconds or 0)
+        workers = (self.worker_user_seconds or 0) + (self.worker_system_seconds or 0)
+        return self.user_seconds + self.system_seconds + workers
 
     @property
     def key(self) -> RunKey:

@@ -12,10 +12,10 @@ import matplotlib.image
 import pytest
 
 from harness.analysis.findings import analyse
+from harness.experiment.spec import Experiment, Variant
 from harness.report.render import render
 from harness.results.folder import Results, load_results
 from harness.results.outputs import save_run_outputs
-from harness.experiment.spec import Experiment, Variant
 from tests.harness.helpers import make_run
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -73,7 +73,7 @@ def results() -> Results:
     for manifest, base in (("100", 1.0), ("200", 2.0)):
         runs += [make_run("asyncio", base, 1, manifest, warmup=True),
                  make_run("futures", base * 1.3, 1, manifest, warmup=True)]
-        for round_, jitter in zip((2, 3, 4), (0.0, 0.02, -0.02)):
+        for round_, jitter in zip((2, 3, 4), (0.0, 0.02, -0.02), strict=True):
             runs += [make_run("asyncio", base + jitter, round_, manifest),
                      make_run("futures", base * 1.3 + jitter, round_, manifest)]
     runs.append(make_run("futures", None, 5, "200", ok=False, error="Error: boom", returncode=1))
