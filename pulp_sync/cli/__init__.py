@@ -53,11 +53,14 @@ class _Cli(click.Group):
         return sorted([*super().list_commands(ctx), *_mounted()])
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        mounted = _mounted()
-        if name in mounted:
-            command: click.Command = mounted[name].load()
-            return command
-        return super().get_command(ctx, name)
+        """The service's own command, else a mounted one: the entry points are scanned (some 6 ms) only
+        for a name the service does not have, never on the way to a sync."""
+        own = super().get_command(ctx, name)
+        if own is not None:
+            return own
+        mounted = _mounted().get(name)
+        command: click.Command | None = None if mounted is None else mounted.load()
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
