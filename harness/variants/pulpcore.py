@@ -211,8 +211,7 @@ def _read_secret(path: Path) -> str:
 def _write_private(path: Path, data: bytes) -> None:
     """Replace `path` atomically with a file only its owner can read."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "wb") as file:
+    with open(temporary, "wb", opener=owner_only) as file:
         file.write(data)
     os.replace(temporary, path)
 
