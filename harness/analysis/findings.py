@@ -15,6 +15,7 @@ from harness import defaults
 from harness.analysis.stats import Comparison, Summary, compare, describe, holm, mean_or_none
 from harness.experiment.spec import Experiment
 from harness.results.records import RunRecord
+from harness.warning import FigureWarning, Kind
 
 __all__ = ["Cell", "Pair", "PeerRatio", "AverageChange", "Analysis", "analyse", "throughput_mb_s",
            "files_per_second"]
@@ -102,7 +103,7 @@ class Analysis:
     pairs: list[Pair]
     average_change: dict[str, AverageChange]
     overhead: dict[str, float | None]
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[FigureWarning] = field(default_factory=list)
     peer_ratios: list[PeerRatio] = field(default_factory=list)
 
     def cell(self, manifest: str, variant: str) -> Cell:
@@ -116,7 +117,7 @@ class Analysis:
             "pairs": [pair.as_dict() for pair in self.pairs],
             "average_percent_change": {variant: change.as_dict() for variant, change in self.average_change.items()},
             "overhead": self.overhead,
-            "warnings": self.warnings,
+            "warnings": [warning.as_dict() for warning in self.warnings],
             "peer_ratios": [ratio.as_dict() for ratio in self.peer_ratios],
         }
 
@@ -290,15 +291,17 @@ def _overhead(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, fl
     }
 
 
-def _blind_spot(pair: Pair) -> str:
-    """A warning when the smallest difference this pair could detect is wider than the band; else ""."""
+def _blind_spot(pair: Pair) -> FigureWarning | None:
+    """A warning when the smallest difference this pair could detect is wider than the band; else None."""
     comparison = pair.comparison
     if comparison is None or comparison.mde_percent is None or comparison.mde_percent <= 100 * comparison.band:
-        return ""
+        return None
     resolve = comparison.runs_to_resolve
-    return (f"{pair.manifest} x {pair.variant}: a difference below {comparison.mde_percent:.1f}% could go "
-            f"undetected in this noise, wider than the ±{comparison.band:.0%} band"
-            + (f"; about {resolve} runs would resolve {defaults.RESOLVE:.0%}" if resolve else ""))
+    return FigureWarning(
+        Kind.BLIND_SPOT, f"{pair.manifest} x {pair.variant}",
+        f"a difference below {comparison.mde_percent:.1f}% could go undetected in this noise, wider than the "
+        f"±{comparison.band:.0%} band"
+        + (f"; about {resolve} runs would resolve {defaults.RESOLVE:.0%}" if resolve else ""))
 
 
 def _carryover(runs: Sequence[RunRecord], manifest: str, variant: str) -> str:
@@ -325,31 +328,35 @@ def _carryover(runs: Sequence[RunRecord], manifest: str, variant: str) -> str:
             "them left something behind; pairing by round keeps the comparisons fair, but this spread is the order's")
 
 
-def _warnings(analysis: Analysis, runs: Sequence[RunRecord]) -> list[str]:
-    warnings = []
-    for cell in analysis.cells:
-        label = f"{cell.manifest} x {cell.variant}"
-        if cell.failed:
-            warnings.append(f"{label}: {cell.failed} failed run(s), left out of every statistic (see runs.csv)")
-        if cell.time is None:
-            continue
-        if cell.time.cv is not None and cell.time.cv > defaults.HIGH_CV:
-            warnings.append(
-                f"{label}: stddev is {cell.time.cv:.0%} of the mean (above {defaults.HIGH_CV:.0%}); "
-                "the machine or network was noisy, consider more runs"
-            )
-        carryover = _carryover(runs, cell.manifest, cell.variant)
-        if carryover:
-            warnings.append(f"{label}: {carryover}")
-        if cell.time.outliers:
-            rounds = [r.round for r in _counted(runs, cell.manifest, cell.variant)]
-            flagged = ", ".join(str(rounds[i]) for i in cell.time.outliers)
-            warnings.append(
-                f"{label}: outlier run(s) in round {flagged} (modified Z-score > {defaults.OUTLIER_Z:g}, "
-                "Iglewicz & Hoaglin, hyperfine's cut-off); kept in the statistics"
-            )
+def _warnings(analysis: Analysis, runs: Sequence[RunRecord]) -> list[FigureWarning]:
+    warnings = [warning for cell in analysis.cells for warning in _cell_warnings(cell, runs)]
     warnings += [warning for warning in map(_blind_spot, analysis.pairs) if warning]
     retried = sum(r.retries or 0 for r in runs if r.counted)
     if retried:
-        warnings.append(f"{retried} download retries in counted runs: their times include backoff")
+        warnings.append(FigureWarning(Kind.RETRIES, "", f"{retried} download retries in counted runs: their times "
+                                                        "include backoff"))
+    return warnings
+
+
+def _cell_warnings(cell: Cell, runs: Sequence[RunRecord]) -> list[FigureWarning]:
+    """A cell's failed runs, its noise, a spread that the order of variants made, and its outliers."""
+    label = f"{cell.manifest} x {cell.variant}"
+    warnings = []
+    if cell.failed:
+        warnings.append(FigureWarning(Kind.FAILED_RUNS, label, f"{cell.failed} failed run(s), left out of every "
+                                                                "statistic (see runs.csv)"))
+    if cell.time is None:
+        return warnings
+    if cell.time.cv is not None and cell.time.cv > defaults.HIGH_CV:
+        warnings.append(FigureWarning(Kind.NOISY, label, f"stddev is {cell.time.cv:.0%} of the mean (above "
+                                      f"{defaults.HIGH_CV:.0%}); the machine or network was noisy, consider more runs"))
+    carryover = _carryover(runs, cell.manifest, cell.variant)
+    if carryover:
+        warnings.append(FigureWarning(Kind.CARRYOVER, label, carryover))
+    if cell.time.outliers:
+        rounds = [r.round for r in _counted(runs, cell.manifest, cell.variant)]
+        flagged = ", ".join(str(rounds[i]) for i in cell.time.outliers)
+        warnings.append(FigureWarning(
+            Kind.OUTLIERS, label, f"outlier run(s) in round {flagged} (modified Z-score > {defaults.OUTLIER_Z:g}, "
+            "Iglewicz & Hoaglin, hyperfine's cut-off); kept in the statistics"))
     return warnings

@@ -17,6 +17,7 @@ from harness.results.folder import Results
 from harness.run.fixture_site import ManifestSource
 from harness.run.schedule import PlannedRun, plan
 from harness.variants.fleet import download_share
+from harness.warning import FigureWarning, Kind
 
 __all__ = ["planned_bytes", "plan_sentence", "plan_warnings", "check_plan", "human_bytes"]
 
@@ -45,7 +46,7 @@ def plan_sentence(experiment: Experiment, sources: Mapping[str, ManifestSource],
     )
 
 
-def plan_warnings(experiment: Experiment, sources: Mapping[str, ManifestSource]) -> list[str]:
+def plan_warnings(experiment: Experiment, sources: Mapping[str, ManifestSource]) -> list[FigureWarning]:
     """What would make a plan measure less than it seems to: a concurrency above the number of files a
     run syncs puts every file in flight at once, so such values cannot differ from one another."""
     warnings = []
@@ -54,8 +55,9 @@ def plan_warnings(experiment: Experiment, sources: Mapping[str, ManifestSource])
         above = sorted({v.download_concurrency for v in experiment.variants if v.download_concurrency > files})
         if above:
             values = ", ".join(map(str, above))
-            warnings.append(f"concurrency {values} is above the {files} files each run syncs of {name}: every file "
-                            "is in flight at once, so it cannot differ from less; sync more files (--sample)")
+            warnings.append(FigureWarning(
+                Kind.PLAN, f"manifest {name}", f"concurrency {values} is above the {files} files each run syncs: "
+                "every file is in flight at once, so it cannot differ from less; sync more files (--sample)"))
     return warnings
 
 

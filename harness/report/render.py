@@ -22,6 +22,7 @@ from harness.report.plots import plot_experiment, plot_sweep
 from harness.results.folder import Results, atomic_write_text, load_results
 from harness.results.outputs import perf_data_name, save_run_outputs
 from harness.results.records import RUN_FIELDS
+from harness.warning import FigureWarning
 
 __all__ = ["Rendered", "render", "REPORT_FILE", "SUMMARY_FILE"]
 
@@ -69,7 +70,7 @@ def _html(folder: Path, results: Results, analysis: Analysis, plots: Sequence[st
         + "".join(f"<br>{escape(line)}" for line in summary.source_lines(results)),
         description=escape(spec.description),
         headline=_headline(results, analysis),
-        warnings=_box("warnings", "Warnings", summary.all_warnings(results, analysis)),
+        warnings=_warnings(summary.all_warnings(results, analysis)),
         mean_table=_table(*summary.matrix(results, analysis, "mean")),
         stdev_table=_table(*summary.matrix(results, analysis, "stdev")),
         cell_table=_table(summary.TIME_HEADER, summary.time_rows(analysis)),
@@ -151,11 +152,12 @@ def _failed_section(results: Results) -> str:
             f"<p>Kept here and in runs.csv; never averaged in.</p>{_table(header, rows)}</section>")
 
 
-def _box(css: str, title: str, lines: Sequence[str]) -> str:
-    if not lines:
+def _warnings(warnings: Sequence[FigureWarning]) -> str:
+    if not warnings:
         return ""
-    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
-    return f"<section class=\"{css}\" id=\"{css}\"><h2>{escape(title)}</h2><ul>{items}</ul></section>"
+    items = "".join(f"<li class=\"{w.kind}\">" + (f"<b>{escape(w.subject)}</b>: " if w.subject else "")
+                    + f"{escape(w.text)}</li>" for w in warnings)
+    return f"<section class=\"warnings\" id=\"warnings\"><h2>Warnings</h2><ul>{items}</ul></section>"
 
 
 def _figure(folder: Path, name: str) -> str:

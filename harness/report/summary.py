@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from harness.analysis.findings import Analysis, Cell, Pair
@@ -19,6 +20,7 @@ from harness.experiment.plan import human_bytes
 from harness.experiment.spec import Experiment
 from harness.results.folder import Results
 from harness.run.machine import warnings_for
+from harness.warning import FigureWarning
 
 __all__ = [
     "fmt",
@@ -228,15 +230,19 @@ def summary_markdown(results: Results, analysis: Analysis) -> str:
         lines += [f"- {recommendation_sentence(pick)}" for pick in picks]
     warnings = all_warnings(results, analysis)
     if warnings:
-        lines += ["", "## Warnings", "", *(f"- {warning}" for warning in warnings)]
+        lines += ["", "## Warnings", "", *(f"- {_markdown(warning)}" for warning in warnings)]
     lines += ["", "## Harness overhead", "", overhead_line(analysis), ""]
     return "\n".join(lines)
 
 
-def all_warnings(results: Results, analysis: Analysis) -> list[str]:
+def all_warnings(results: Results, analysis: Analysis) -> list[FigureWarning]:
     """What the figures should be read with: the runs' own warnings (harness.analysis.findings), then the machine's
     (harness.run.machine.warnings_for)."""
     return [*analysis.warnings, *warnings_for(results.environment)]
+
+
+def _markdown(warning: FigureWarning) -> str:
+    return f"**{warning.subject}**: {warning.text}" if warning.subject else warning.text
 
 
 def print_summary(console: Console, results: Results, analysis: Analysis) -> None:
@@ -256,7 +262,8 @@ def print_summary(console: Console, results: Results, analysis: Analysis) -> Non
                  *sweep_sentences(spec, analysis)]:
         console.print(line)
     for warning in all_warnings(results, analysis):
-        console.print(f"[yellow]Warning:[/yellow] {warning}")
+        subject = f"[bold]{escape(warning.subject)}[/bold]: " if warning.subject else ""
+        console.print(f"[yellow]Warning:[/yellow] {subject}{escape(warning.text)}", highlight=False)
 
 
 def _time_row(cell: Cell) -> tuple[str, ...]:

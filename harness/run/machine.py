@@ -24,6 +24,7 @@ from typing import Any
 from harness import defaults
 from harness.errors import HarnessError
 from harness.run.child import ProcessStat, descendants, process_stats
+from harness.warning import FigureWarning, Kind
 
 __all__ = ["snapshot", "Watch", "installed_packages", "filesystem_of", "warnings_for", "state_lock",
            "StateFolderBusy"]
@@ -157,32 +158,45 @@ def filesystem_of(path: Path) -> dict[str, str] | None:
     return best
 
 
-def warnings_for(environment: dict[str, Any]) -> list[str]:
-    """What in the recorded machine state would disturb the figures, as sentences for the report."""
-    machine = environment.get("machine", {})
-    cpus = machine.get("cpu_count") or 1
+def warnings_for(environment: dict[str, Any]) -> list[FigureWarning]:
+    """What in the recorded machine state would disturb the figures: a busy machine before the first run,
+    other processes' CPU (one warning per phase, naming the worst), swap, and an unsteady clock."""
+    cpus = environment.get("machine", {}).get("cpu_count") or 1
+    states = environment.get("machine_state", {})
     found = []
     for moment in ("before", "during", "after"):
-        state = environment.get("machine_state", {}).get(moment)
+        state = states.get(moment)
         if not state:
             continue
         load = (state.get("load_average") or [0.0])[0]
         if moment == "before" and load > _LOAD_SHARE * cpus:
-            found.append(f"load average {load:.2f} on {cpus} CPUs before the first run: the machine was busy")
-        for process in state["busiest"]:
-            if process["cpu_share"] > _BUSY_SHARE:
-                over = " on average" if moment == "during" else ""
-                found.append(f"{moment} the runs, {process['name']} (pid {process['pid']}) used "
-                             f"{process['cpu_share']:.0%} of a CPU{over}")
+            found.append(FigureWarning(Kind.LOAD, "", f"load average {load:.2f} on {cpus} CPUs before the first "
+                                                      "run: the machine was busy"))
+        busy = _busy_process_warning(moment, state["busiest"])
+        if busy:
+            found.append(busy)
         if state["swap_used_mb"]:
-            found.append(f"{state['swap_used_mb']:.0f} MB of swap in use {moment} the runs: paging slows a run "
-                         "at random")
-    governors = (environment.get("machine_state", {}).get("before") or {}).get("governors") or []
-    unsteady = sorted({g for g in governors if g not in _QUIET_GOVERNORS})
+            found.append(FigureWarning(Kind.SWAP, "", f"{state['swap_used_mb']:.0f} MB of swap in use {moment} the "
+                                                      "runs: paging slows a run at random"))
+    unsteady = sorted({g for g in (states.get("before") or {}).get("governors") or [] if g not in _QUIET_GOVERNORS})
     if unsteady:
-        found.append(f"CPU frequency governor {', '.join(unsteady)}: the clock follows the load, so runs after an "
-                     "idle moment start slower (`cpupower frequency-set -g performance`)")
+        found.append(FigureWarning(Kind.GOVERNOR, "", f"CPU frequency governor {', '.join(unsteady)}: the clock "
+                                   "follows the load, so runs after an idle moment start slower "
+                                   "(`cpupower frequency-set -g performance`)"))
     return found
+
+
+def _busy_process_warning(moment: str, busiest: list[dict[str, Any]]) -> FigureWarning | None:
+    """One warning for every other process over _BUSY_SHARE of a CPU in one phase: the worst first, then the
+    others briefly, so a busy machine reads as one line per phase rather than one per process."""
+    busy = sorted((p for p in busiest if p["cpu_share"] > _BUSY_SHARE), key=lambda p: -p["cpu_share"])
+    if not busy:
+        return None
+    worst, *others = busy
+    over = " on average" if moment == "during" else ""
+    also = "; also " + ", ".join(f"{p['name']} (pid {p['pid']}) {p['cpu_share']:.0%}" for p in others) if others else ""
+    return FigureWarning(Kind.BUSY_PROCESS, f"{moment} the runs",
+                         f"{worst['name']} (pid {worst['pid']}) used {worst['cpu_share']:.0%} of a CPU{over}{also}")
 
 
 @contextmanager

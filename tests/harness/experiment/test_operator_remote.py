@@ -241,7 +241,7 @@ downloader = "futures"
     done = bench("run", str(spec), "--manifests", "many-small", "--out", str(tmp_path / "out"),
                  "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "Warning: concurrency" not in done.stderr
+    assert "files each run syncs" not in done.stderr
     runs = json.loads((tmp_path / "out" / "results.json").read_text())["runs"]
     assert all(run["artifacts_downloaded"] == 100 for run in runs), runs
     unlimited = max(run["sync_seconds"] for run in runs if run["variant"] == "unlimited")
@@ -275,7 +275,7 @@ downloader = "futures"
     facts = document["manifests"]["500"]
     assert facts["sample"]["size"] == "10%" and facts["sample"]["files"] == 500 and facts["files"] == 50
     assert "to download (a 10% sample of each manifest)" in done.stderr
-    assert "Warning: concurrency" not in done.stderr
+    assert "files each run syncs" not in done.stderr
     assert "500: 500 files" in done.stdout
     assert "each run a 10% sample (size-stratified, seed 0): 50 files" in done.stdout
     assert "each run a 10% sample" in (tmp_path / "out" / "summary.md").read_text()
@@ -289,7 +289,7 @@ def test_a_concurrency_above_the_files_of_a_run_is_warned_of(tiny_tree: Path, tm
     spec = write_spec(tmp_path, tiny_tree, 'sample = "5"\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n'
                                            'download_concurrency = 8\n')
     done = bench("run", str(spec), "--max-bytes", "1", "--results-dir", str(tmp_path / "results"), cwd=tmp_path)
-    assert "Warning: concurrency 8 is above the 5 files each run syncs of 100" in done.stderr
+    assert "Warning: manifest 100: concurrency 8 is above the 5 files each run syncs:" in done.stderr
 
 
 def test_max_bytes_refuses_a_plan_above_it(tiny_tree: Path, tmp_path: Path) -> None:

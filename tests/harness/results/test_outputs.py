@@ -16,6 +16,7 @@ from harness.experiment.spec import Experiment, Variant
 from harness.report.render import render
 from harness.results.folder import Results, load_results
 from harness.results.outputs import save_run_outputs
+from harness.warning import Kind
 from tests.harness.helpers import make_run
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -85,7 +86,9 @@ def test_failed_and_warmup_runs_are_kept_but_not_averaged(results: Results) -> N
     cell = analysis.cell("200", "futures")
     assert cell.time is not None and cell.time.n == 3 and cell.failed == 1
     assert cell.time.mean == pytest.approx(2.6)
-    assert any("failed run" in warning for warning in analysis.warnings)
+    (failed,) = [warning for warning in analysis.warnings if warning.kind is Kind.FAILED_RUNS]
+    assert failed.subject == "200 x futures" and failed.text.startswith("1 failed run(s)"), failed
+    assert {"kind": "failed-runs", "subject": "200 x futures", "text": failed.text} in analysis.as_dict()["warnings"]
     average = analysis.average_change["asyncio"]
     assert average.percent == pytest.approx((1 / 1.3 - 1) * 100, rel=1e-3)
     assert average.ci_low < average.percent < average.ci_high and average.verdict == "faster"
@@ -135,10 +138,11 @@ def _rounds(times: dict[str, tuple[float, float]], rounds: int = 6) -> Results:
 def test_a_variant_slowed_by_what_ran_before_it_in_its_round_is_named() -> None:
     results = _rounds({"heavy": (30.0, 30.0), "after": (6.0, 2.6), "steady": (3.0, 3.0)})
     warnings = analyse(results.experiment, results.runs).warnings
-    (found,) = [w for w in warnings if "came after" in w]
-    assert found.startswith("100 x after: its runs that came after heavy in their round took 2.3x as long"), found
+    (found,) = [w for w in warnings if w.kind is Kind.CARRYOVER]
+    assert found.subject == "100 x after", found
+    assert found.text.startswith("its runs that came after heavy in their round took 2.3x as long"), found
 
 
 def test_no_carryover_is_claimed_for_an_even_spread() -> None:
     results = _rounds({"first": (3.0, 3.05), "second": (3.1, 3.0), "third": (2.9, 3.0)})
-    assert not [w for w in analyse(results.experiment, results.runs).warnings if "came after" in w]
+    assert not [w for w in analyse(results.experiment, results.runs).warnings if w.kind is Kind.CARRYOVER]

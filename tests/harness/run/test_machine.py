@@ -22,6 +22,7 @@ from harness.run.machine import (
     state_lock,
     warnings_for,
 )
+from harness.warning import Kind
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 
@@ -46,7 +47,7 @@ def test_a_busy_process_is_named_and_warned_about() -> None:
     assert spinning.pid in busy and busy[spinning.pid]["cpu_share"] > 0.1, state["busiest"]
     assert state["swap_used_mb"] >= 0 and len(state["load_average"]) == 3
     environment = {"machine": {"cpu_count": os.cpu_count()}, "machine_state": {"before": state}}
-    assert any(f"(pid {spinning.pid}) used" in warning for warning in warnings_for(environment))
+    assert any(f"(pid {spinning.pid}) used" in str(warning) for warning in warnings_for(environment))
 
 
 def test_during_the_runs_another_busy_process_is_counted_and_the_experiments_own_are_not() -> None:
@@ -71,7 +72,7 @@ def test_during_the_runs_another_busy_process_is_counted_and_the_experiments_own
     assert experiment.pid not in busy, during
     assert during["samples"] >= 5 and during["seconds"] >= 2.0 and during["load_average_max"] is not None
     environment = {"machine": {"cpu_count": os.cpu_count()}, "machine_state": {"during": during}}
-    assert any("during the runs, python" in w and f"(pid {other.pid}) used" in w and "on average" in w
+    assert any(w.subject == "during the runs" and f"(pid {other.pid})" in w.text and "on average" in w.text
                for w in warnings_for(environment)), warnings_for(environment)
 
 
@@ -79,10 +80,22 @@ def test_an_unsteady_governor_swap_and_load_are_warned_about() -> None:
     state = {"load_average": [3.5, 1.0, 0.5], "busiest": [], "governors": ["powersave", "powersave"],
              "swap_used_mb": 120.0}
     found = warnings_for({"machine": {"cpu_count": 2}, "machine_state": {"before": state}})
-    assert any("load average 3.50 on 2 CPUs" in w for w in found)
-    assert any("governor powersave" in w for w in found) and any("120 MB of swap" in w for w in found)
+    assert [w.kind for w in found] == [Kind.LOAD, Kind.SWAP, Kind.GOVERNOR], found
+    assert "load average 3.50 on 2 CPUs" in found[0].text and "120 MB of swap" in found[1].text
+    assert "governor powersave" in found[2].text
     quiet = {"load_average": [0.1, 0.1, 0.1], "busiest": [], "governors": ["performance"], "swap_used_mb": 0.0}
     assert warnings_for({"machine": {"cpu_count": 2}, "machine_state": {"before": quiet}}) == []
+
+
+def test_other_busy_processes_fold_into_one_warning_per_phase_naming_the_worst_first() -> None:
+    busiest = [{"pid": 7, "name": "backup", "cpu_share": 0.3}, {"pid": 9, "name": "indexer", "cpu_share": 0.9},
+               {"pid": 5, "name": "shell", "cpu_share": 0.05}]
+    state = {"load_average": [0.1, 0.1, 0.1], "busiest": busiest, "governors": [], "swap_used_mb": 0.0}
+    environment = {"machine": {"cpu_count": 2}, "machine_state": {"before": state, "after": state}}
+    found = warnings_for(environment)
+    assert [(w.kind, w.subject) for w in found] == [(Kind.BUSY_PROCESS, "before the runs"),
+                                                     (Kind.BUSY_PROCESS, "after the runs")]
+    assert found[0].text == "indexer (pid 9) used 90% of a CPU; also backup (pid 7) 30%", found
 
 
 def test_every_installed_package_is_listed() -> None:
