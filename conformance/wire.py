@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from conformance import defaults
+
 __all__ = [
     "Answer",
     "Seen",
@@ -49,9 +51,6 @@ Answer = Callable[[web.Request], Awaitable[web.StreamResponse]]
 """How an Origin answers one request."""
 Stop = Callable[[], Coroutine[Any, Any, None]]
 """What stops a server on its own loop (`in_a_thread` runs it there from the caller's thread)."""
-
-_START_SECONDS = 10.0
-
 
 @dataclass(frozen=True)
 class Seen:
@@ -200,16 +199,16 @@ def in_a_thread(start: Callable[[], Awaitable[tuple[int, Stop]]], name: str = "s
 
     thread = threading.Thread(target=run, name=name, daemon=True)
     thread.start()
-    outcome = started.get(timeout=_START_SECONDS)
+    outcome = started.get(timeout=defaults.WIRE_START_SECONDS)
     if isinstance(outcome, BaseException):
         raise outcome
     port, stop = outcome
     try:
         yield port
     finally:
-        asyncio.run_coroutine_threadsafe(stop(), loop).result(_START_SECONDS)
+        asyncio.run_coroutine_threadsafe(stop(), loop).result(defaults.WIRE_START_SECONDS)
         loop.call_soon_threadsafe(loop.stop)
-        thread.join(_START_SECONDS)
+        thread.join(defaults.WIRE_START_SECONDS)
         loop.close()
 
 

@@ -55,7 +55,7 @@ the rows, and the error says so."""
 
 REPOSITORY_WAIT: float = 6 * 3600
 """Seconds a sync waits for another sync of the same repository to finish (PULP_SYNC_REPOSITORY_WAIT):
-as long as an RQ job may run (tasks.JOB_TIMEOUT), so a second sync outwaits any first one that is still
+as long as an RQ job may run (JOB_TIMEOUT), so a second sync outwaits any first one that is still
 alive, and a stuck one does not hold the queue for ever."""
 
 WORKER_TTL: float = 30
@@ -65,3 +65,32 @@ third of that, and the other workers fail the tasks of one whose heartbeat lapse
 SECRET_KEY_FILE: str = "secret_key"
 """The file under PULP_SYNC_HOME that keeps the Django SECRET_KEY made on the first start, when
 PULP_SYNC_SECRET_KEY is not set (settings._secret_key)."""
+
+JOB_TIMEOUT: int = 6 * 3600
+"""Seconds an RQ job may run: RQ's default (180 s) would stop a long sync. A SimpleWorker cannot
+send heartbeats while it runs a job, so RQ counts it alive for this long (plus a minute)."""
+
+JOB_RECORD_SECONDS: int = 24 * 3600
+"""How long Redis keeps a finished job (RQ keeps a failed one a year): the Task row is the record."""
+
+PROGRESS_SECONDS: float = 0.25
+"""Shortest time between two progress writes of a running task: a few a second at most."""
+
+TASK_POLL_SECONDS: float = 0.2
+"""How often `tasks.wait_for` reads the task's row while it waits for the task to end."""
+
+TASK_REAP_SECONDS: float = 2.0
+"""How often `tasks.wait_for` checks that the task's process is still there."""
+
+LOCK_POLL_SECONDS: tuple[float, float] = (0.05, 1.0)
+"""First and longest pause between two tries for a repository's lock; each pause doubles the previous one
+up to the longest."""
+
+LOOKUP_BATCH: int = 1000
+"""Manifest lines per database lookup while planning and while building the version."""
+
+INSERT_BATCH: int = 500
+"""Rows per INSERT."""
+
+FLUSH_SECONDS: float = 1.0
+"""Longest time an adopted artifact waits for its row while downloads are slow."""

@@ -26,10 +26,10 @@ from typing import IO
 from django.conf import settings
 from django.db import connection
 
+from pulp_sync import defaults
+
 __all__ = ["held", "interrupting", "LockTimeout"]
 
-_POLL_SECONDS = (0.05, 1.0)
-"""First and longest pause between two tries; each pause doubles the previous one up to the longest."""
 _INTERRUPT: ContextVar[Callable[[], None] | None] = ContextVar("pulp_sync_lock_interrupt", default=None)
 """What every wait for a lock in this context calls before each pause (see `interrupting`)."""
 
@@ -45,17 +45,17 @@ def held(name: str, wait: float | None, waiting: Callable[[], None] | None = Non
     LockTimeout when the wait runs out."""
     deadline = None if wait is None else time.monotonic() + wait
     lock = _lock_for(name)
-    pause = _POLL_SECONDS[0]
+    pause = defaults.LOCK_POLL_SECONDS[0]
     interrupt = _INTERRUPT.get()
     while not lock.take():
-        if pause == _POLL_SECONDS[0] and waiting is not None:
+        if pause == defaults.LOCK_POLL_SECONDS[0] and waiting is not None:
             waiting()
         if interrupt is not None:
             interrupt()
         if deadline is not None and time.monotonic() + pause > deadline:
             raise LockTimeout(f"{name} is still held by another process after {wait:g} s")
         time.sleep(pause)
-        pause = min(2 * pause, _POLL_SECONDS[1])
+        pause = min(2 * pause, defaults.LOCK_POLL_SECONDS[1])
     try:
         yield
     finally:

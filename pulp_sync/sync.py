@@ -35,7 +35,7 @@ from downloaders import (
     UnknownDownloader,
 )
 from pulp_base.manifest import ManifestError, file_url, parse_manifest
-from pulp_sync import locks
+from pulp_sync import defaults, locks
 from pulp_sync.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
@@ -45,12 +45,6 @@ from pulp_sync.store import ArtifactStore, artifact_store
 
 __all__ = ["SyncError", "SyncReport", "sync_repository"]
 
-_LOOKUP_BATCH = 1000
-"""Manifest lines per database lookup while planning and while building the version."""
-_INSERT_BATCH = 500
-"""Rows per INSERT."""
-_FLUSH_SECONDS = 1.0
-"""Longest time an adopted artifact waits for its row while downloads are slow."""
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +274,7 @@ def _plan(manifest: Path, workspace: Path, tally: _Tally) -> _Plan:
     plan = _Plan(workspace / "missing.spool")
     seen: set[str] = set()
     with plan.spool.open("w", encoding="utf-8") as spool:
-        for batch in batches(parse_manifest(manifest), _LOOKUP_BATCH):
+        for batch in batches(parse_manifest(manifest), defaults.LOOKUP_BATCH):
             tally.content_units += len(batch)
             fresh = {entry.sha256: entry for entry in batch if entry.sha256 not in seen}
             seen.update(fresh)
@@ -361,7 +355,7 @@ class _ArtifactRecorder:
         if (result.sha256, result.size) != (request.sha256, request.size):
             raise SyncError(f"the downloader handed over unverified bytes for {request.url}: it must check the digest")
         self._results.append(result)
-        if len(self._results) >= _INSERT_BATCH or time.monotonic() - self._flushed >= _FLUSH_SECONDS:
+        if len(self._results) >= defaults.INSERT_BATCH or time.monotonic() - self._flushed >= defaults.FLUSH_SECONDS:
             self.flush()
 
     def flush(self) -> None:
@@ -405,7 +399,7 @@ def _create_version(repository: Repository, manifest: Path) -> int | None:
             if latest is not None and set(latest.content.values_list("pk", flat=True)) == content:
                 return None
             version = RepositoryVersion.objects.create(repository=locked, number=latest.number + 1 if latest else 1)
-            for batch in batches(((version.pk, pk) for pk in sorted(content)), _INSERT_BATCH):
+            for batch in batches(((version.pk, pk) for pk in sorted(content)), defaults.INSERT_BATCH):
                 insert_rows(RepositoryContent, ("version", "content"), batch)
             return version.number
 
@@ -416,7 +410,7 @@ def _content_ids(manifest: Path) -> set[int]:
     """Get or create the FileContent of every manifest line, a batch at a time, sorted by key (see
     _ArtifactRecorder.flush); their ids."""
     ids: set[int] = set()
-    for batch in batches(parse_manifest(manifest), _LOOKUP_BATCH):
+    for batch in batches(parse_manifest(manifest), defaults.LOOKUP_BATCH):
         artifacts = dict(Artifact.objects.filter(sha256__in={e.sha256 for e in batch}).values_list("sha256", "pk"))
         rows = {
             FileContent.key_for(e.relative_path, e.sha256): (e.relative_path, artifacts[e.sha256]) for e in batch

@@ -57,7 +57,7 @@ from rq.command import send_stop_job_command
 from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
 
-from pulp_sync import database, locks
+from pulp_sync import database, defaults, locks
 from pulp_sync.messages import for_the_record, one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.permissions import may_use_remote
@@ -68,7 +68,6 @@ from pulp_sync.sync import SyncError, sync_repository
 
 __all__ = [
     "TASKING",
-    "JOB_TIMEOUT",
     "dispatch_sync",
     "wait_for",
     "run_sync_task",
@@ -88,16 +87,6 @@ __all__ = [
 ]
 
 TASKING = ("inline", "rq")
-JOB_TIMEOUT = 6 * 3600
-"""Seconds an RQ job may run: RQ's default (180 s) would stop a long sync. A SimpleWorker cannot
-send heartbeats while it runs a job, so RQ counts it alive for this long (plus a minute)."""
-_JOB_RECORD_SECONDS = 24 * 3600
-"""How long Redis keeps a finished job (RQ keeps a failed one a year): the Task row is the record."""
-_PROGRESS_SECONDS = 0.25
-"""Shortest time between two progress writes of a running task: a few a second at most."""
-_POLL_SECONDS = 0.2
-_REAP_SECONDS = 2.0
-"""How often `wait_for` checks that the task's process is still there."""
 _ENQUEUE_SECONDS = timedelta(seconds=60)
 """How long a waiting task's job may be missing from Redis before the task counts as abandoned: its row
 is committed first and its job queued just after, so a reaper in another process can look in between."""
@@ -189,7 +178,7 @@ def wait_for(task: Task, timeout: float | None = None, *, progress: ProgressSink
     worker ends the wait. `progress` is fed the task's progress as it is written (the CLI's bar).
     """
     deadline = None if timeout is None else time.monotonic() + timeout
-    next_check = time.monotonic() + _REAP_SECONDS
+    next_check = time.monotonic() + defaults.TASK_REAP_SECONDS
     follower = _ProgressFollower(progress)
     connection = redis_connection()
     try:
@@ -203,8 +192,8 @@ def wait_for(task: Task, timeout: float | None = None, *, progress: ProgressSink
                 raise TimeoutError(f"task {task.pk} is still {task.state} after {timeout:g} s")
             if now >= next_check:
                 _reap(task, connection)
-                next_check = now + _REAP_SECONDS
-            time.sleep(_POLL_SECONDS)
+                next_check = now + defaults.TASK_REAP_SECONDS
+            time.sleep(defaults.TASK_POLL_SECONDS)
     finally:
         follower.finish()
 
@@ -312,7 +301,7 @@ def on_job_stopped(job: Job, connection: Redis) -> None:
 class TaskProgress:
     """A ProgressSink that writes a task's progress to its row, at most every `interval` seconds."""
 
-    def __init__(self, task_id: Any, interval: float = _PROGRESS_SECONDS) -> None:
+    def __init__(self, task_id: Any, interval: float = defaults.PROGRESS_SECONDS) -> None:
         self._tasks = Task.objects.filter(pk=task_id)
         self._interval = interval
         self._artifacts = 0
@@ -380,9 +369,9 @@ def _enqueue(task: Task, manifest_file: Path | None = None) -> None:
             str(task.pk),
             None if manifest_file is None else str(manifest_file.resolve()),
             job_id=task.job_id,
-            job_timeout=JOB_TIMEOUT,
-            result_ttl=_JOB_RECORD_SECONDS,
-            failure_ttl=_JOB_RECORD_SECONDS,
+            job_timeout=defaults.JOB_TIMEOUT,
+            result_ttl=defaults.JOB_RECORD_SECONDS,
+            failure_ttl=defaults.JOB_RECORD_SECONDS,
             on_failure=Callback(on_job_failure),
             on_stopped=Callback(on_job_stopped),
         )

@@ -18,14 +18,14 @@ from pathlib import Path
 import pytest
 
 from fixtures.server import serve_in_background
-from pulp_sync import sync
+from pulp_sync import defaults
 from tests.databases import ENGINES, throwaway_database
 from tests.pulp_sync.conftest import manifest_line
 from tests.pulp_sync.test_databases import PULP_SYNC, PulpSync
 
 pytestmark = pytest.mark.slow
 
-SHARED = sync._INSERT_BATCH + sync._INSERT_BATCH // 2
+SHARED = defaults.INSERT_BATCH + defaults.INSERT_BATCH // 2
 """Files every repository lists: more than one batch of inserts, so that a sync holds no lock on the
 first batch's rows while it inserts the second (a deadlock with only one would prove less)."""
 OWN = 50

@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 
 from fixtures.server import serve_in_background
-from pulp_sync import sync
+from pulp_sync import defaults
 from tests.databases import ENGINES, throwaway_database
 from tests.pulp_sync.conftest import manifest_line, write_repository
 
 pytestmark = pytest.mark.slow
 
 PULP_SYNC = Path(sys.executable).parent / "pulp-sync"
-MANY = 2 * sync._LOOKUP_BATCH + sync._INSERT_BATCH // 2
+MANY = 2 * defaults.LOOKUP_BATCH + defaults.INSERT_BATCH // 2
 """Files in many/: three lookup batches and five insert batches, the last of each partly full."""
 SCHEMA_RECORDS = {"contenttypes.ContentType", "auth.Permission"}
 """Rows that `migrate` writes itself: a fresh schema has them."""
