@@ -36,7 +36,7 @@ from downloaders.errors import (
     quoted,
 )
 from downloaders.headers import first_hop_headers
-from downloaders.offload import HashingThread
+from downloaders.offload import HashingLanes, hashing_lanes
 from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.settings import DownloaderSettings
@@ -49,7 +49,8 @@ _BODY = tuple[Path, str, int]
 
 
 class AsyncioDownloader(BaseDownloader):
-    """Coroutines on one event loop in the engine thread; large bodies hashed in a HashingThread.
+    """Coroutines on one event loop in the engine thread; large bodies hashed in HashingLanes, one
+    lane per usable CPU but the loop's (`hashing_lanes`).
 
     At most `download_concurrency` requests hold a connection; twice as many tasks exist at once
     (the others are backing off or waiting for a slot), so memory stays flat for any manifest.
@@ -74,7 +75,7 @@ class AsyncioDownloader(BaseDownloader):
         slots = asyncio.Semaphore(self.settings.download_concurrency)
         window = 2 * self.settings.download_concurrency
         downloads = _Downloads()
-        hashing = HashingThread(asyncio.get_running_loop())
+        hashing = HashingLanes(asyncio.get_running_loop(), hashing_lanes(self.settings.download_concurrency))
         try:
             async with self._client() as client:
                 try:
@@ -120,7 +121,7 @@ class AsyncioDownloader(BaseDownloader):
         slots: asyncio.Semaphore,
         policy: RetryPolicy,
         limiter: RateLimiter,
-        hashing: HashingThread,
+        hashing: HashingLanes,
         request: DownloadRequest,
         temp_dir: Path,
     ) -> Outcome:
@@ -144,7 +145,7 @@ class AsyncioDownloader(BaseDownloader):
                 await asyncio.sleep(job.back_off(policy.delay(error, job.attempts)))
 
     async def _attempt(
-        self, client: _Client, hashing: HashingThread, request: DownloadRequest, chain: Redirects, temp_dir: Path
+        self, client: _Client, hashing: HashingLanes, request: DownloadRequest, chain: Redirects, temp_dir: Path
     ) -> _BODY:
         """`_get` within the attempt's deadline (`deadline_seconds`). `_get` turns aiohttp's timeouts into
         DownloadTimeout, so a TimeoutError out of the block is the deadline's."""
@@ -155,7 +156,7 @@ class AsyncioDownloader(BaseDownloader):
             raise deadline_timeout(request, self.settings) from error
 
     async def _get(
-        self, client: _Client, hashing: HashingThread, request: DownloadRequest, chain: Redirects, temp_dir: Path
+        self, client: _Client, hashing: HashingLanes, request: DownloadRequest, chain: Redirects, temp_dir: Path
     ) -> _BODY:
         url = request.url
         try:

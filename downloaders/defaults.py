@@ -57,6 +57,17 @@ BACKOFF_MAX: float = 30.0
 CHUNK_SIZE: int = 256 * 1024
 """Bytes read, hashed and written per step while streaming a body."""
 
+HASHING_SPARE_CPUS: int = 1
+"""CPUs the asyncio engine leaves to its event loop's thread (reads and disk writes) when it decides how
+many hashing lanes to run: one lane per other usable CPU (downloaders/offload.py), and always at
+least one, so on a 2-core machine it is one lane, as before lanes existed."""
+
+MAX_HASHING_LANES: int = 8
+"""The most hashing lanes (a thread each) the asyncio engine runs, however many CPUs it may use. sha256
+runs at about 1.6 GB/s on one core with SHA extensions (docs/performance.md): 8 lanes hash several times
+what one event loop's thread reads and writes, so more would only add idle threads (and split the
+hashing backlog, BACKLOG_CHUNKS in total, into smaller queues)."""
+
 QUEUE_SIZE_FACTOR: int = 2
 """Finished downloads waiting for the consumer, as a multiple of the concurrency."""
 
