@@ -94,3 +94,24 @@ INSERT_BATCH: int = 500
 
 FLUSH_SECONDS: float = 1.0
 """Longest time an adopted artifact waits for its row while downloads are slow."""
+
+AUTO_FILES_PER_PROCESS: int = 500
+"""With download_processes auto, the fewest missing files worth a process of their own (shards.how_many):
+a child costs a Python and Django start-up (0.3–0.8 s on a 2-core machine), which 500 small files repay
+(one process syncs ~2,000 small files a second there), and a repository of 100 big files stays one
+process, whose engines already hash on other threads."""
+
+SHARD_FILE_WEIGHT: int = 128 * 1024
+"""What one file weighs when a sync's downloads are cut into shards, besides its bytes (shards.split): a
+request, a hash, a rename and a row cost about as long as 128 kB take to transfer on loopback, so a shard
+of many small files and one of a few big ones take about as long."""
+
+SHARD_POLL_SECONDS: float = 0.25
+"""Longest time a split sync's parent waits for its children's lines before it looks at its own progress
+sink again (which is how a cancel reaches it)."""
+
+SHARD_PROGRESS_SECONDS: float = 0.1
+"""Shortest time between two progress lines of a shard's process: a few a second, not one per file."""
+
+SHARD_STOP_SECONDS: float = 5.0
+"""Seconds a stopped shard's process has to end after SIGTERM before it is killed."""

@@ -123,6 +123,11 @@ class Remote(models.Model):
     )
     downloader = models.CharField(max_length=64, default="asyncio")
     download_concurrency = models.PositiveIntegerField(null=True, blank=True)
+    download_processes = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Processes one sync splits its downloads across (0: auto, the CPUs this process may use, "
+        "bounded by the work); a setting of the sync, not of the downloader, which never sees it.",
+    )
     connect_timeout = models.FloatField(null=True, blank=True)
     sock_connect_timeout = models.FloatField(null=True, blank=True)
     sock_read_timeout = models.FloatField(null=True, blank=True)

@@ -41,9 +41,10 @@ from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink
+from pulp_sync.shards import ShardCounts, ShardFailed, ShardJob, how_many, run_shards, shard_prefix, split
 from pulp_sync.store import ArtifactStore, artifact_store
 
-__all__ = ["SyncError", "SyncReport", "sync_repository"]
+__all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped", "download_shard"]
 
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,8 @@ class SyncReport:
     slot_wait_p99: float | None = None
     """Percentiles of the downloads' waits for a concurrency slot (DownloadResult.queue_seconds), apart
     from their latency; None from a downloader that does not report them, and in reports made before."""
+    processes: int = 1
+    """Processes the downloads were split across (Remote.download_processes; pulp_sync.shards)."""
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready values."""
@@ -84,7 +87,19 @@ class SyncReport:
             f"Synced {self.repository}{outcome}: {self.artifacts_downloaded} artifacts downloaded, "
             f"{self.artifacts_skipped} skipped, {self.bytes_downloaded / 1e6:.1f} MB in {self.seconds:.1f} s "
             f"({self.mb_per_s:.1f} MB/s) with {self.downloader} x{self.concurrency}"
+            + (f" in each of {self.processes} processes" if self.processes > 1 else "")
         )
+
+
+class DownloadStopped(Exception):
+    """A download failed for good, so the sync (or the shard) stops there, keeping what it adopted;
+    the message says which file and why. `counts` is what the downloads did until then."""
+
+    def __init__(self, failure: DownloadFailure, counts: ShardCounts) -> None:
+        super().__init__(f"could not download {failure.request.relative_path} after {failure.attempts} "
+                         f"attempt(s): {failure.error}")
+        self.failure = failure
+        self.counts = counts
 
 
 class SyncError(Exception):
@@ -116,6 +131,7 @@ class _Tally:
     failures: int = 0
     latencies: list[float] = field(default_factory=list)
     slot_waits: list[float] = field(default_factory=list)
+    processes: int = 1
 
     def count(self, outcome: DownloadResult | DownloadFailure) -> None:
         """Tally an outcome; a latency or queue time its downloader did not measure is left out, not guessed."""
@@ -129,6 +145,22 @@ class _Tally:
             self.latencies.append(outcome.latency)
         if outcome.queue_seconds is not None:
             self.slot_waits.append(outcome.queue_seconds)
+
+    def advance(self, files: int, size: int) -> None:
+        """Tally what a shard's progress says it downloaded and adopted."""
+        self.downloaded += files
+        self.bytes += size
+
+    def add(self, counts: ShardCounts) -> None:
+        """Tally what a shard reports at its end, besides its progress."""
+        self.retries += counts.retries
+        self.failures += counts.failures
+        self.latencies += counts.latencies
+        self.slot_waits += counts.slot_waits
+
+    def counts(self) -> ShardCounts:
+        """What this tally would tell a parent sync (`add`)."""
+        return ShardCounts(self.retries, self.failures, self.latencies, self.slot_waits)
 
     def report(self, version: int | None) -> SyncReport:
         seconds = time.monotonic() - self.started
@@ -153,6 +185,7 @@ class _Tally:
             slot_wait_p50=slot_wait_p50,
             slot_wait_p90=slot_wait_p90,
             slot_wait_p99=slot_wait_p99,
+            processes=self.processes,
         )
 
 
@@ -180,8 +213,9 @@ def sync_repository(
     that local file (a sample of the remote's, say) instead of the remote's URL; the files are
     fetched relative to the URL all the same.
     """
-    downloader, concurrency = _downloader(remote)
+    downloader, concurrency = downloader_for(remote)
     store = artifact_store()
+    progress = progress or NullProgress()
     with _one_sync_at_a_time(repository):
         tally = _Tally(repository.name, remote.downloader, concurrency)
         try:
@@ -191,13 +225,56 @@ def sync_repository(
                 else:
                     manifest = _copy_manifest(manifest_file, workspace)
                 plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
-                requests = _spooled_requests(plan.spool, remote.url)
-                _download(downloader, requests, plan, store, workspace, progress or NullProgress(), tally)
+                tally.processes = how_many(remote.download_processes, plan.missing)
+                if tally.processes > 1:
+                    _download_in_shards(remote, plan, workspace, progress, tally)
+                else:
+                    requests = _spooled_requests(plan.spool, remote.url)
+                    _download(downloader, requests, plan, store, workspace, progress, tally)
                 version = _create_version(repository, manifest)
+        except DownloadStopped as stopped:
+            raise SyncError(f"{stopped}; {_unchanged(tally)}", stopped.failure.error, tally.report(None)) from None
+        except ShardFailed as failed:
+            raise SyncError(f"{failed}; {_unchanged(tally)}", failed, tally.report(None)) from failed
         except OSError as error:
             raise SyncError(f"{one_line(error)}; {_unchanged(tally)}", error, tally.report(None)) from error
     return tally.report(version)
 
+
+def download_shard(remote: Remote, spool: Path, files: int, size: int, manifest_url: str, workspace_prefix: str,
+                   progress: ProgressSink) -> ShardCounts:
+    """A shard of a split sync, in its own process (pulp_sync.shard): download, adopt and record the spooled
+    files as an unsplit sync does, in a workspace of its own; DownloadStopped at the first failure."""
+    downloader, concurrency = downloader_for(remote)
+    store = artifact_store()
+    tally = _Tally("", remote.downloader, concurrency)
+    with store.workspace(workspace_prefix) as workspace:
+        plan = _Plan(spool, files, size)
+        _download(downloader, _spooled_requests(spool, manifest_url), plan, store, workspace, progress, tally)
+    return tally.counts()
+
+
+def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: ProgressSink, tally: _Tally) -> None:
+    """The planned downloads in `tally.processes` child processes (pulp_sync.shards), each with the remote's
+    downloader; their progress summed into this sync's; ShardFailed at the first shard that fails."""
+    shards = split(plan.spool, tally.processes, workspace)
+    tally.processes = len(shards)
+    prefix = workspace.name.rpartition("@")[0]  # under this sync's workspace prefix, so a reaped task's go too
+    jobs = [ShardJob(remote.pk, remote.url, shard_prefix(prefix, shard.index)) for shard in shards]
+
+    def advance(files: int, size: int) -> None:
+        tally.advance(files, size)
+        progress.advance(files, size)
+
+    progress.start(plan.missing, plan.missing_bytes)
+    try:
+        for counts in run_shards(shards, jobs, advance):
+            tally.add(counts)
+    except ShardFailed as failed:
+        tally.add(failed.counts)
+        raise
+    finally:
+        progress.finish()
 
 @contextmanager
 def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:
@@ -218,7 +295,7 @@ def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:
                         "changed: sync again once it ends, or raise PULP_SYNC_REPOSITORY_WAIT", error) from error
 
 
-def _downloader(remote: Remote) -> tuple[Downloader, int]:
+def downloader_for(remote: Remote) -> tuple[Downloader, int]:
     """The remote's downloader, built from its settings, and its concurrency.
 
     The remote-address policy is checked here on the remote's URL, whose directory every file URL is
@@ -313,21 +390,12 @@ def _download(
             for outcome in outcomes:
                 tally.count(outcome)
                 if isinstance(outcome, DownloadFailure):
-                    raise _download_failed(outcome, tally)
+                    raise DownloadStopped(outcome, tally.counts())
                 recorder.add(outcome)
                 progress.advance(1, outcome.size)
     finally:
         recorder.flush()
         progress.finish()
-
-
-def _download_failed(failure: DownloadFailure, tally: _Tally) -> SyncError:
-    return SyncError(
-        f"could not download {failure.request.relative_path} after {failure.attempts} attempt(s): {failure.error}; "
-        f"{_unchanged(tally)}",
-        failure.error,
-        tally.report(None),
-    )
 
 
 def _unchanged(tally: _Tally) -> str:

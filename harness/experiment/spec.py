@@ -43,6 +43,7 @@ from harness.experiment.sample import parse_sample
 from harness.variants.databases import ALIASES, database_url
 from harness.variants.hosts import LOOPBACK, MAX_HOSTS, SERVICE_ADDRESS
 from harness.variants.programs import PLACEHOLDERS, placeholders_of
+from pulp_base.processes import parse_processes
 
 __all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "PULPCORE",
            "PULP_SYNC_SERVER", "STARTED_SERVERS",
@@ -85,6 +86,7 @@ class Variant:
     name: str
     downloader: str = ""
     download_concurrency: int = defaults.CONCURRENCY
+    processes: int | str = 1
     profile: str | None = None
     db: str | None = None
     tasking: str = "inline"
@@ -265,10 +267,21 @@ def _variant_from_dict(raw: Mapping[str, Any]) -> Variant:
     return Variant(**raw)
 
 
+def _check_processes(variant: Variant, label: str) -> None:
+    """`processes` by the rule the command line and the API use, and only on a pulp-sync sync."""
+    try:
+        processes = parse_processes(variant.processes)
+    except ValueError as error:
+        raise SpecError(f"{label}: {error}") from None
+    _check(processes == 1 or not (variant.is_command or variant.is_pulp_api),
+           f"{label}: processes = {variant.processes!r} splits a pulp-sync sync; a {variant.kind} variant has none")
+
+
 def _check_variant(variant: Variant) -> None:
     label = f"variant {variant.name!r}"
     _check(_NAME.match(variant.name) is not None, f"{label}: use letters, digits, . _ - in its name")
     _check(variant.download_concurrency >= 1, f"{label}: download_concurrency must be 1 or more")
+    _check_processes(variant, label)
     _check(variant.kind in KINDS, f"{label}: kind {variant.kind!r} is not one of {', '.join(KINDS)}")
     _check_remote(variant.remote, f"{label}: remote")
     if variant.is_command:

@@ -32,6 +32,7 @@ _REPORT_FIELDS = (
     "latency_p99",
     "downloader",
     "concurrency",
+    "processes",
 )
 
 
@@ -85,6 +86,8 @@ class RunRecord:
     latency_p99: float | None = None
     downloader: str | None = None
     concurrency: int | None = None
+    processes: int | None = None
+    """The processes the sync's downloads were split across (its report's; pulp_sync.shards)."""
     files_per_s: float | None = None
     hosts: int | None = None
     repositories: int | None = None

@@ -16,8 +16,9 @@ from harness.experiment.spec import Variant
 from harness.run.child import ChildRun, last_words, run_child
 from harness.variants.databases import database_url
 from harness.variants.workers import QUEUE
+from pulp_base.processes import parse_processes, processes_text
 
-__all__ = ["ResetFailed", "child_env", "reset", "sync", "remote_arguments", "installed_downloaders"]
+__all__ = ["ResetFailed", "child_env", "reset", "sync", "sync_arguments", "remote_arguments", "installed_downloaders"]
 
 _SECRET_VARIABLE = "PULP_SYNC_BENCH_{}"
 """The sync child's environment variables that carry its secrets and headers (`--password-env` and
@@ -64,9 +65,17 @@ def reset(env: dict[str, str], command: Sequence[str] = defaults.PULP_SYNC_COMMA
 def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
          command: Sequence[str] = defaults.PULP_SYNC_COMMAND, settings: Mapping[str, Any] | None = None,
          manifest_file: Path | None = None, repository: str = defaults.REPOSITORY) -> ChildRun:
+    """`pulp-sync sync URL --json` (sync_arguments) run to its end."""
+    arguments, secrets = sync_arguments(url, variant, settings, command, manifest_file, repository)
+    return run_child(arguments, env={**env, **secrets}, timeout=timeout)
+
+
+def sync_arguments(url: str, variant: Variant, settings: Mapping[str, Any] | None = None,
+                   command: Sequence[str] = defaults.PULP_SYNC_COMMAND, manifest_file: Path | None = None,
+                   repository: str = defaults.REPOSITORY) -> tuple[list[str], dict[str, str]]:
     """`pulp-sync sync URL --json` into `repository` with the variant's downloader, its Remote `settings`
-    (resolved; its concurrency when None) and tasking, to its end; the manifest's lines from
-    `manifest_file` if given."""
+    (resolved; its concurrency when None), processes and tasking, the manifest's lines from `manifest_file`
+    if given; and the environment variables that carry its secrets."""
     options, secrets = remote_arguments(settings or {"download_concurrency": variant.download_concurrency})
     arguments = [
         *command,
@@ -79,10 +88,12 @@ def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
         *options,
         *(["--manifest-file", str(manifest_file.resolve())] if manifest_file is not None else []),
         *(["--tasking", "rq"] if variant.tasking == "rq" else []),
+        "--processes",
+        processes_text(parse_processes(variant.processes)),
         *variant.sync_args,
         "--json",
     ]
-    return run_child(arguments, env={**env, **secrets}, timeout=timeout)
+    return arguments, secrets
 
 
 def remote_arguments(settings: Mapping[str, Any]) -> tuple[list[str], dict[str, str]]:

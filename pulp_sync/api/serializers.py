@@ -20,6 +20,7 @@ from rest_framework import serializers
 from rest_framework.validators import UniqueValidator
 
 from downloaders import AddressRefused, UnknownDownloader, UnsupportedURL, check_url
+from pulp_base.processes import AUTO, parse_processes
 from pulp_sync.api import pem
 from pulp_sync.api.access import may_change
 from pulp_sync.api.fields import HrefField
@@ -98,6 +99,23 @@ class ShownHeadersField(serializers.JSONField):
         return shown_headers(self, remote)
 
 
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "enum": ["auto"]}]})
+class ProcessesField(serializers.Field):
+    """`download_processes`: a whole number from 1 up, or "auto" (stored as 0), by the rule the command line's
+    --processes and the specs use (pulp_base.processes.parse_processes)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int | str):
+            raise serializers.ValidationError(f"expected a whole number from 1 up, or auto, not {data!r}")
+        try:
+            return parse_processes(data)
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
+
+    def to_representation(self, value: int) -> int | str:
+        return "auto" if value == AUTO else value
+
+
 class RemoteSerializer(UniqueName, serializers.ModelSerializer):
     """A remote with its downloader settings; validated by `Remote.clean`, exactly as the CLI's are,
     and by what only API users may not do: name a host the remote-address policy refuses, give a
@@ -112,6 +130,11 @@ class RemoteSerializer(UniqueName, serializers.ModelSerializer):
         "to a viewer.",
     )
     hidden_fields = serializers.SerializerMethodField()
+    download_processes = ProcessesField(
+        required=False,
+        help_text="Processes one sync splits its downloads across: a number from 1 (the default), or auto (one per "
+        "CPU the sync may use, none for a handful of files).",
+    )
 
     class Meta:
         model = Remote

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import click
 from rich.console import Console
 
+from pulp_base.processes import parse_processes
 from pulp_sync.cli.shared import open_database, redis_errors, task_dict
 from pulp_sync.messages import one_line
 from pulp_sync.progress import progress_for
@@ -31,11 +32,30 @@ if TYPE_CHECKING:
 __all__ = ["sync"]
 
 
+class ProcessesType(click.ParamType):
+    """--processes: a whole number from 1 up, or auto (pulp_base.processes: the API's and the specs' rule)."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            return parse_processes(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
 @click.command()
 @click.argument("url")
 @click.option("--repository", "repository_name", help="Repository to sync into [default: from the URL's path].")
 @click.option("--remote", "remote_name", help="Remote to create or update [default: the repository's name].")
 @click.option("--downloader", help="Downloader to use [default for a new remote: asyncio].")
+@click.option(
+    "--processes",
+    "download_processes",
+    type=ProcessesType(),
+    help="Processes to split the downloads across: a number, or auto (one per usable CPU, none for a handful "
+    "of files) [default for a new remote: 1]. Saved on the remote.",
+)
 @remote_options
 @click.option(
     "--manifest-file",
@@ -62,6 +82,7 @@ def sync(
     repository_name: str | None,
     remote_name: str | None,
     downloader: str | None,
+    download_processes: int | None,
     manifest_file: Path | None,
     as_json: bool,
     tasking: str,
@@ -78,7 +99,7 @@ def sync(
     if tasking == "inline" and not wait:
         raise click.UsageError("--no-wait needs --tasking rq")
     refuse_password_in_url(url, "URL")
-    settings = {**settings_from_options(options), "downloader": downloader}
+    settings = {**settings_from_options(options), "downloader": downloader, "download_processes": download_processes}
     if settings.get("proxy_url"):
         refuse_password_in_url(settings["proxy_url"], "--proxy-url")
     open_database()

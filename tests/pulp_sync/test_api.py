@@ -291,6 +291,10 @@ def test_malformed_json_is_a_400_that_saves_nothing(api: Api) -> None:
     [
         ({"url": "not a url"}, "url", "Enter a valid URL."),
         ({"download_concurrency": "many"}, "download_concurrency", "A valid integer is required."),
+        ({"download_processes": 0}, "download_processes", "download_processes must be from 1 to 256, or auto, not 0"),
+        ({"download_processes": "lots"}, "download_processes",
+         "download_processes must be a whole number from 1 up, or auto, not 'lots'"),
+        ({"download_processes": 2.5}, "download_processes", "expected a whole number from 1 up, or auto, not 2.5"),
         ({"tls_validation": "perhaps"}, "tls_validation", "Must be a valid boolean."),
         ({"name": None}, "name", "This field may not be null."),
         ({"downloader": "nope"}, "downloader", "{remote}: no downloader named 'nope'; installed: {installed}"),

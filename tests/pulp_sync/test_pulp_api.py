@@ -241,11 +241,16 @@ def test_a_remote_in_pulps_shape(client: APIClient, server: str) -> None:
 
     cleared = call(client, "PATCH", remote["pulp_href"], {"headers": []})
     assert cleared.json()["headers"] == []
+    assert remote["download_processes"] == 1, "one process unless asked"
+    for given, shown, stored in [("auto", "auto", 0), (4, 4, 4), ("3", 3, 3)]:
+        changed = call(client, "PATCH", remote["pulp_href"], {"download_processes": given})
+        assert changed.json()["download_processes"] == shown and Remote.objects.get().download_processes == stored
     for fields, field, message in [
         ({"policy": "on_demand"}, "policy", "only immediate is supported, not on_demand: a sync downloads every file"),
         ({"pulp_labels": {}}, "pulp_labels", "Unexpected field"),
         ({"headers": {"X-A": "b"}}, "headers", 'Expected a list of objects, as [{"X-Name": "value"}].'),
         ({"downloader": "nope"}, "downloader", "remote 'r': no downloader named 'nope'; installed: "),
+        ({"download_processes": -2}, "download_processes", "download_processes must be from 1 to 256, or auto"),
     ]:
         refused = call(client, "PATCH", remote["pulp_href"], fields)
         assert refused.status_code == 400 and list(refused.json()) == [field], refused.json()

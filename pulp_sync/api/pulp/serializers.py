@@ -152,6 +152,7 @@ class FileRemoteSerializer(PulpFields, RemoteSerializer):
             "download_concurrency",
             "rate_limit",
             "downloader",
+            "download_processes",
         ]
 
     def validate_policy(self, policy: str) -> str:

@@ -9,6 +9,7 @@ import pytest
 from downloaders import available
 from harness.experiment.spec import Experiment, SpecError, experiment_from_dict, load_spec, manifest_path
 from harness.run.fixture_site import check_site, resolve_profile
+from harness.variants.pulp_sync_cli import sync_arguments
 
 EXPERIMENTS = Path(__file__).resolve().parents[3] / "experiments"
 
@@ -59,6 +60,12 @@ def test_round_trip_through_json_values() -> None:
         ({"variants": [{"name": "a", "downloader": "x"}, {"name": "a", "downloader": "y"}]}, "unique"),
         ({"variants": [{"name": "a", "downloader": "x", "tasking": "celery"}]}, "is not one of inline, rq"),
         ({"variants": [{"name": "a b", "downloader": "x"}]}, "letters"),
+        ({"variants": [{"name": "a", "downloader": "x", "processes": 0}]},
+         "^variant 'a': download_processes must be from 1 to 256, or auto, not 0$"),
+        ({"variants": [{"name": "a", "downloader": "x", "processes": "all"}]},
+         "^variant 'a': download_processes must be a whole number from 1 up, or auto, not 'all'$"),
+        ({"variants": [{"name": "c", "kind": "command", "command": "curl {curl_config}", "processes": 2}]},
+         "^variant 'c': processes = 2 splits a pulp-sync sync; a command variant has none$"),
     ],
 )
 def test_mistakes_are_caught_when_read(changes: dict[str, object], message: str) -> None:
@@ -85,6 +92,14 @@ def test_a_value_of_the_wrong_type_is_refused_naming_its_key(changes: dict[str, 
     """Not a TypeError from a check or a run further on: one line that says which key."""
     with pytest.raises(SpecError, match=message):
         experiment_from_dict(_spec(**changes))
+
+
+def test_processes_are_a_number_or_auto_and_reach_the_sync_command() -> None:
+    spec = load_spec(EXPERIMENTS / "cores.toml")
+    given = {v.name: v.processes for v in spec.variants}
+    assert (given["asyncio"], given["asyncio-p4"], given["pycurl-auto"]) == (1, 4, "auto")
+    arguments, _ = sync_arguments("http://127.0.0.1:1/PULP_MANIFEST", spec.variant("futures-auto"))
+    assert arguments[arguments.index("--processes") + 1] == "auto"
 
 
 def test_a_whole_number_is_a_number_and_none_is_kept_where_allowed() -> None:

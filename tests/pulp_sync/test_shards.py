@@ -1,0 +1,197 @@
+"""pulp_sync.shards: one sync's downloads split across processes, into one store and one version.
+
+The rules (how many processes, how the spool is cut) are tested as functions; the split sync itself
+through the real `pulp-sync` command line on each database, with its children killed and stopped as an
+operator's machine would kill and stop them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fixtures.server import serve_in_background
+from pulp_base.processes import AUTO, MAX_PROCESSES, parse_processes, processes_text
+from pulp_sync import defaults
+from pulp_sync.shards import how_many, split
+from tests.databases import ENGINES, throwaway_database
+from tests.pulp_sync.conftest import write_repository
+from tests.pulp_sync.test_databases import PULP_SYNC, PulpSync
+
+FILES = 300
+"""Files in the test repository: 100 per shard of three."""
+
+
+@pytest.mark.parametrize(("given", "stored"), [("auto", AUTO), ("AUTO", AUTO), ("1", 1), ("3", 3), (8, 8)])
+def test_processes_are_a_number_from_one_or_auto(given: str | int, stored: int) -> None:
+    assert parse_processes(given) == stored
+    assert processes_text(stored) == str(given).lower()
+
+
+@pytest.mark.parametrize("given", ["0", "-1", "1.5", "lots", "", str(MAX_PROCESSES + 1), "02"])
+def test_anything_else_is_refused_with_a_sentence(given: str) -> None:
+    with pytest.raises(ValueError, match="download_processes must be"):
+        parse_processes(given)
+
+
+def test_how_many_processes_a_sync_uses() -> None:
+    assert how_many(4, 10_000) == 4
+    assert how_many(4, 3) == 3, "never more processes than files"
+    assert how_many(4, 1) == how_many(4, 0) == 1
+    per = defaults.AUTO_FILES_PER_PROCESS
+    assert how_many(AUTO, 10_000, cpus=2) == 2
+    assert how_many(AUTO, 100, cpus=2) == 1, "a repository of a hundred big files stays one process"
+    assert how_many(AUTO, 6 * per + 1, cpus=16) == 6, "no process for fewer than AUTO_FILES_PER_PROCESS files"
+    assert how_many(AUTO, 100 * per, cpus=16) == 16
+
+
+def spool_of(tmp_path: Path, sizes: list[int]) -> Path:
+    spool = tmp_path / "missing.spool"
+    lines = [f"{hashlib.sha256(str(n).encode()).hexdigest()},{size},dir/f{n},with,commas\n" for n, size in
+             enumerate(sizes)]
+    spool.write_text("".join(lines), encoding="utf-8")
+    return spool
+
+
+def test_shards_are_contiguous_digest_ranges_of_about_equal_weight(tmp_path: Path) -> None:
+    generator = random.Random(26)
+    sizes = [generator.choice([1_000, 4_000, 4_000_000]) for _ in range(3_000)]
+    spool = spool_of(tmp_path, sizes)
+    shards = split(spool, 3, tmp_path)
+    assert [shard.index for shard in shards] == [0, 1, 2]
+    lines = [shard.spool.read_text(encoding="utf-8").splitlines() for shard in shards]
+    assert sorted(sum(lines, [])) == sorted(spool.read_text(encoding="utf-8").splitlines()), "each line once"
+    ranges = [(min(line[:64] for line in part), max(line[:64] for line in part)) for part in lines]
+    assert all(ranges[i][1] < ranges[i + 1][0] for i in range(2)), ranges
+    assert [shard.files for shard in shards] == [len(part) for part in lines]
+    weights = [shard.bytes + shard.files * defaults.SHARD_FILE_WEIGHT for shard in shards]
+    heaviest_file = max(sizes) + defaults.SHARD_FILE_WEIGHT
+    assert max(weights) - min(weights) <= 2 * heaviest_file, weights
+
+
+def test_fewer_shards_than_asked_when_there_is_less_to_split(tmp_path: Path) -> None:
+    shards = split(spool_of(tmp_path, [10, 20]), 3, tmp_path)
+    assert [(shard.index, shard.files) for shard in shards] == [(0, 1), (1, 1)]
+
+
+@pytest.fixture(scope="module")
+def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fixture server over one repository of FILES files, small and a few of 1 MB."""
+    root = tmp_path_factory.mktemp("remote")
+    files = {f"d{n % 7}/f{n}.bin": (b"%d" % n) * (1 + (n % 5) * 50) for n in range(FILES)}
+    files.update({f"big/b{n}.bin": bytes([n]) * 1_000_000 for n in range(3)})
+    write_repository(root / "repo", files)
+    with serve_in_background(root) as server:
+        yield f"{server.url}/repo/PULP_MANIFEST"
+
+
+@pytest.fixture(params=ENGINES)
+def pulp_pair(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[PulpSync, PulpSync]]:
+    """Two installations on new databases of one engine: one syncs split, the other not."""
+    for folder in ("one", "other"):
+        (tmp_path / folder).mkdir()
+    with throwaway_database(request.param, tmp_path / "one") as one, \
+            throwaway_database(request.param, tmp_path / "other") as other:
+        pair = []
+        for url, home in ((one, tmp_path / "split"), (other, tmp_path / "whole")):
+            cli = PulpSync({**os.environ, "DATABASE_URL": url, "PULP_SYNC_HOME": str(home)}, home)
+            migrated = cli.run("migrate")
+            assert migrated.returncode == 0, migrated.stderr
+            pair.append(cli)
+        yield pair[0], pair[1]
+
+
+def store_digests(pulp: PulpSync) -> list[str]:
+    return sorted("".join(path.relative_to(pulp.home / "artifacts" / "artifact").parts)
+                  for path in (pulp.home / "artifacts" / "artifact").rglob("*") if path.is_file())
+
+
+@pytest.mark.slow
+def test_a_sync_split_in_three_gives_the_version_and_store_of_an_unsplit_one(
+        pulp_pair: tuple[PulpSync, PulpSync], remote: str) -> None:
+    split_sync, whole = pulp_pair
+    report = split_sync.sync(remote, "--processes", "3")
+    assert (report["processes"], report["artifacts_downloaded"], report["version"]) == (3, FILES + 3, 1), report
+    assert whole.sync(remote)["processes"] == 1
+    split_state, whole_state = split_sync.state(), whole.state()
+    assert split_state["repositories"] == whole_state["repositories"]
+    assert split_state["rows"] == whole_state["rows"]
+    assert store_digests(split_sync) == store_digests(whole) and len(store_digests(whole)) == FILES + 3
+    verified = split_sync.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    again = split_sync.sync(remote, "--processes", "3")
+    assert (again["artifacts_downloaded"], again["version"], again["processes"]) == (0, None, 1), again
+
+
+def children_of(pid: int) -> list[int]:
+    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    return [int(child) for child in text.split()]
+
+
+def start_slow_split_sync(pulp: PulpSync, url: str, *args: str) -> tuple[subprocess.Popen[str], list[int]]:
+    """`pulp-sync sync` split in three, each process at 40 requests a second (about 2.5 s a shard); it and
+    its three shard processes once they run."""
+    command = [str(PULP_SYNC), "sync", url, "--processes", "3", "--rate-limit", "40", *args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=pulp.env)
+    deadline = time.monotonic() + 60
+    while len(children := children_of(process.pid)) < 3:
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.05)
+    return process, children
+
+
+@pytest.fixture
+def pulp(tmp_path: Path) -> PulpSync:
+    home = tmp_path / "home"
+    return PulpSync({**os.environ, "PULP_SYNC_HOME": str(home)}, home)
+
+
+@pytest.mark.slow
+def test_a_shard_killed_mid_sync_fails_the_sync_cleanly_and_a_resync_completes(pulp: PulpSync, remote: str) -> None:
+    process, children = start_slow_split_sync(pulp, remote, "--json")
+    time.sleep(1.5)  # past the first flush of each shard's rows (defaults.FLUSH_SECONDS)
+    os.kill(children[1], signal.SIGKILL)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 1, err
+    assert json.loads(out)["processes"] == 3, out
+    assert f"(process {children[1]}) failed: its process was killed by SIGKILL before it finished; 'repo' is " \
+           "unchanged" in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    for child in children:
+        assert not Path(f"/proc/{child}").exists() or "zombie" in Path(f"/proc/{child}/status").read_text()
+    verified = pulp.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert pulp.state()["repositories"]["repo"]["version"] is None, "no version from a failed sync"
+    report = pulp.sync(remote, "--processes", "3")
+    assert report["version"] == 1 and report["artifacts_skipped"] > 0, "the other shards kept their files"
+    assert len(store_digests(pulp)) == FILES + 3
+    verified = pulp.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+@pytest.mark.slow
+def test_stopping_a_split_sync_ends_every_shard(pulp: PulpSync, remote: str) -> None:
+    process, children = start_slow_split_sync(pulp, remote)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert "stopped by SIGTERM" in err
+    assert not [child for child in children if Path(f"/proc/{child}").exists()], "a shard outlived its sync"
+    verified = pulp.run("verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_processes_given_wrong_are_a_usage_error(pulp: PulpSync) -> None:
+    done = pulp.run("sync", "http://127.0.0.1:9/PULP_MANIFEST", "--processes", "0")
+    assert done.returncode == 2
+    assert "download_processes must be from 1 to" in done.stderr and "Traceback" not in done.stderr
