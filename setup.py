@@ -28,6 +28,7 @@ setup(
         "numpy>=1.24",
         "scipy>=1.10",
         "matplotlib>=3.7",
+        "Jinja2>=3.0",  # report.html (harness.report.html); 2.x's PackageLoader needs pkg_resources
         "djangorestframework>=3.15",
         "drf-spectacular>=0.27",
         "gunicorn>=27.0,<28",  # pulp_sync.api.front subclasses its gthread worker (enqueue_req, murder_pending)

@@ -197,10 +197,10 @@ def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int, .
 def report_command(folder: Path) -> None:
     """Re-render summary.md, the plots and report.html of a results FOLDER from its results.json."""
     from harness.report.render import render
-    from harness.report.summary import print_summary
+    from harness.report.terminal import print_summary
 
     rendered = render(folder)
-    print_summary(_console(), rendered.results, rendered.analysis)
+    print_summary(_console(), rendered.view)
     click.echo(f"Report: {rendered.report}")
 
 
@@ -340,7 +340,7 @@ def _kept_baseline(experiment: Experiment, variants: tuple[str, ...]) -> str | N
 def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     """Run (or resume) the experiment into its folder, render everything, print the summary."""
     from harness.report.render import render
-    from harness.report.summary import print_summary
+    from harness.report.terminal import print_summary
     from harness.run.machine import state_lock
     from harness.run.runner import check_runnable
 
@@ -348,7 +348,7 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     with state_lock(options["state_dir"]):  # one experiment per state folder: they would reset each other's
         folder = _run(experiment, options)
     rendered = render(folder)
-    print_summary(_console(), rendered.results, rendered.analysis)
+    print_summary(_console(), rendered.view)
     click.echo(f"Report: {rendered.report}")
     return rendered
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.analysis.findings import Pair, analyse
 from harness.analysis.stats import Comparison, Summary, compare
-from harness.report.summary import ratio_sentence, verdict
+from harness.report.wording import ratio_sentence, verdict
 from harness.results.folder import Results
 
 __all__ = ["CellChange", "COMPARE_HEADER", "compare_results", "change_rows", "change_document", "regressions",

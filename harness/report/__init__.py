@@ -1,2 +1,3 @@
-"""Showing the results: summary.md and the terminal's tables and sentences (summary), the plots (plots),
-and the results folder rendered as a whole, report.html included (render)."""
+"""Showing the results: one view of a results folder, shaped once (view, in the words of wording), and
+one exporter per output rendering it: the terminal (terminal), summary.md (markdown), report.html from
+templates/ (html); the plots (plots); and the folder rendered as a whole (render)."""

@@ -123,7 +123,7 @@ def _rate_bar(cell: Cell) -> tuple[float, float, float] | None:
 
 
 _DIRECTION_COLOURS = {"faster": "#0a6", "slower": "#c22", "no difference": "#777"}
-"""The report's colours of a verdict (harness/templates/report.html)."""
+"""The report's colours of a verdict (harness/report/templates/report.html)."""
 
 
 def _ratios(results: Results, analysis: Analysis) -> Figure:

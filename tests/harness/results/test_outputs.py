@@ -45,9 +45,9 @@ class _Collector(HTMLParser):
 
 
 def parse_report(path: Path) -> _Collector:
-    """Parse report.html; fails on leftover template placeholders."""
+    """Parse report.html; fails on leftover template syntax."""
     text = path.read_text()
-    assert "${" not in text
+    assert not any(syntax in text for syntax in ("{{", "{%", "{#")), "template syntax left in report.html"
     collector = _Collector()
     collector.feed(text)
     collector.close()

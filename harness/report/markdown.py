@@ -1,0 +1,45 @@
+"""summary.md: the seed's Data Summary tables (mean, stddev), every cell, the comparisons, the
+warnings and the harness's overhead, as GitHub-flavoured Markdown from a ReportView.
+
+Plain text that reads well in a terminal, a diff or a pull request; report.html shows the same view
+with the plots.
+"""
+
+from __future__ import annotations
+
+from harness.report.view import ReportView, Table
+from harness.warning import FigureWarning
+
+__all__ = ["summary_markdown"]
+
+
+def summary_markdown(view: ReportView) -> str:
+    """The text of summary.md."""
+    lines = [f"# {view.name}", "", *([view.description, ""] if view.description else []), view.setup, ""]
+    lines += [*(f"- {line}" for line in view.sources), *([""] if view.sources else [])]
+    lines += ["## Mean sync time (s)", "", *_table(view.means)]
+    lines += ["", "## Std. deviation of sync time (s)", "", *_table(view.stdevs)]
+    lines += ["", "## Every cell", "", *_table(view.cells)]
+    lines += ["", "## Resources (means of counted runs)", "", *_table(view.resources)]
+    if view.pairs:
+        lines += ["", f"## Against {view.baseline}", "", *_table(view.pair_table)]
+        lines += ["", *(f"- {line}" for line in view.averages)]
+    if view.peers:
+        lines += ["", "## Against the fastest peer", "", *(f"- {line}" for line in view.peers)]
+    if view.sweep:
+        lines += ["", f"## Recommended {view.sweep.label}", "", *_table(view.sweep.table), ""]
+        lines += [f"- {line}" for line in view.sweep.sentences]
+    if view.warnings:
+        lines += ["", "## Warnings", "", *(f"- {_warning(warning)}" for warning in view.warnings)]
+    lines += ["", "## Harness overhead", "", view.overhead, ""]
+    return "\n".join(lines)
+
+
+def _table(table: Table) -> list[str]:
+    """A GitHub-flavoured Markdown table, one line per row."""
+    lines = ["| " + " | ".join(table.header) + " |", "|" + "|".join("---" for _ in table.header) + "|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in table.rows]
+
+
+def _warning(warning: FigureWarning) -> str:
+    return f"**{warning.subject}**: {warning.text}" if warning.subject else warning.text

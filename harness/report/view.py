@@ -1,0 +1,194 @@
+"""What a results folder shows, shaped once: the one object every output renders.
+
+The terminal, summary.md and report.html each used to shape the results themselves, so a sentence
+or a verdict's colour could differ between them. `build_view` turns the results, their analysis and
+the plots into text once: titles, table rows, sentences, each pair's verdict and its direction, the
+warnings. The exporters (harness.report.terminal, .markdown, .html) only lay that text out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.analysis import calibration
+from harness.analysis.findings import Analysis, Pair
+from harness.analysis.sweep import recommend, recommendation_sentence, setting_label
+from harness.report import wording
+from harness.results.folder import RESULTS_FILE, Results
+from harness.results.outputs import perf_data_name
+from harness.results.records import RUN_FIELDS
+from harness.run.machine import warnings_for
+from harness.warning import FigureWarning
+
+__all__ = ["REPORT_FILE", "SUMMARY_FILE", "Table", "PairLine", "SweepView", "ReportView", "build_view"]
+
+REPORT_FILE = "report.html"
+SUMMARY_FILE = "summary.md"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table's header and rows, every cell already text."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class PairLine:
+    """One variant against the baseline on one manifest: its row of the comparison table and the
+    direction of its verdict ("faster", "slower" or "no-difference"), which outputs draw in colour."""
+
+    manifest: str
+    variant: str
+    change: str
+    sentence: str
+    p_adjusted: str
+    p_welch: str
+    verdict: str
+    direction: str
+
+    @property
+    def row(self) -> tuple[str, ...]:
+        """The pair as a row under wording.PAIR_HEADER."""
+        return (self.manifest, self.variant, self.change, self.sentence, self.p_adjusted, self.p_welch, self.verdict)
+
+
+@dataclass(frozen=True)
+class SweepView:
+    """A sweep's recommendations: the setting as the spec names it and as sentences name it, the rule's
+    tolerance and significance level, and a row and a sentence per manifest and downloader."""
+
+    setting: str
+    label: str
+    tolerance: str
+    alpha: str
+    table: Table
+    sentences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """Everything the outputs show of one results folder, in words and rows.
+
+    `calibration` is None for an experiment of one variant (nothing compared, nothing to calibrate);
+    `sweep` is None unless the experiment is a sweep. `folder` and `plots` say where the plot files are
+    and their base names, for the outputs that link or embed them.
+    """
+
+    name: str
+    description: str
+    setup: str
+    when: str
+    sources: tuple[str, ...]
+    means: Table
+    stdevs: Table
+    cells: Table
+    resources: Table
+    baseline: str
+    pairs: tuple[PairLine, ...]
+    averages: tuple[str, ...]
+    peers: tuple[str, ...]
+    sweep: SweepView | None
+    calibration: str | None
+    warnings: tuple[FigureWarning, ...]
+    overhead: str
+    failed: Table
+    runs: Table
+    environment: str
+    spec: str
+    files: tuple[str, ...]
+    folder: Path
+    plots: tuple[str, ...]
+
+    @property
+    def pair_table(self) -> Table:
+        """Every pair under wording.PAIR_HEADER."""
+        return Table(wording.PAIR_HEADER, tuple(pair.row for pair in self.pairs))
+
+    @property
+    def conclusions(self) -> tuple[str, ...]:
+        """What the figures add up to: the averages against the baseline, the peers, a sweep's picks."""
+        return (*self.averages, *self.peers, *(self.sweep.sentences if self.sweep else ()))
+
+
+def build_view(results: Results, analysis: Analysis, folder: Path, plots: Sequence[str]) -> ReportView:
+    """The view of `results` (analysed as `analysis`) rendered into `folder`, whose plots are `plots`.
+    Reads the machine's calibration stored beside the folder (harness.analysis.calibration)."""
+    spec = results.experiment
+    baseline = spec.baseline_variant.name
+    failed = [run for run in results.runs if not run.ok]
+    return ReportView(
+        name=spec.name,
+        description=spec.description,
+        setup=wording.setup_line(results),
+        when=wording.when_line(results),
+        sources=tuple(wording.source_lines(results)),
+        means=Table(*wording.matrix(results, analysis, "mean")),
+        stdevs=Table(*wording.matrix(results, analysis, "stdev")),
+        cells=Table(wording.TIME_HEADER, tuple(wording.time_row(cell) for cell in analysis.cells)),
+        resources=Table(wording.RESOURCE_HEADER, tuple(wording.resource_row(cell) for cell in analysis.cells)),
+        baseline=baseline,
+        pairs=tuple(_pair_line(pair) for pair in analysis.pairs),
+        averages=tuple(wording.average_sentences(analysis, baseline)),
+        peers=tuple(wording.peer_sentences(analysis)),
+        sweep=_sweep(results, analysis),
+        calibration=_calibration(folder, results),
+        warnings=(*analysis.warnings, *warnings_for(results.environment)),
+        overhead=wording.overhead_line(analysis),
+        failed=Table(wording.FAILED_HEADER, tuple(wording.failed_row(run) for run in failed)),
+        runs=Table(RUN_FIELDS, tuple(wording.run_row(run) for run in results.runs)),
+        environment=json.dumps(results.environment, indent=2),
+        spec=json.dumps(spec.as_dict(), indent=2),
+        files=_files(results),
+        folder=folder,
+        plots=tuple(plots),
+    )
+
+
+def _pair_line(pair: Pair) -> PairLine:
+    comparison = pair.comparison
+    return PairLine(
+        manifest=pair.manifest,
+        variant=pair.variant,
+        change=f"{comparison.percent_change:+.1f}%" if comparison else "–",
+        sentence=wording.ratio_sentence(pair),
+        p_adjusted=wording.p_text(comparison.p_value_adjusted) if comparison else "–",
+        p_welch=wording.p_text(comparison.p_value_welch) if comparison else "–",
+        verdict=wording.verdict(comparison),
+        direction=wording.direction(comparison),
+    )
+
+
+def _sweep(results: Results, analysis: Analysis) -> SweepView | None:
+    spec = results.experiment
+    if spec.kind != "sweep":
+        return None
+    picks = recommend(spec, analysis)
+    return SweepView(
+        setting=spec.sweep_setting,
+        label=setting_label(spec.sweep_setting),
+        tolerance=f"{spec.tolerance:.0%}",
+        alpha=f"{spec.alpha:g}",
+        table=Table(wording.SWEEP_HEADER, tuple(wording.sweep_row(pick) for pick in picks)),
+        sentences=tuple(recommendation_sentence(pick) for pick in picks),
+    )
+
+
+def _calibration(folder: Path, results: Results) -> str | None:
+    """The machine's calibration, stored beside the results folders, as the report quotes it; None with
+    one variant."""
+    if not results.experiment.variants[1:]:
+        return None
+    stored = calibration.load(folder.resolve().parent)
+    return calibration.quote(stored, results.environment.get("machine", {}))
+
+
+def _files(results: Results) -> tuple[str, ...]:
+    """The folder's data files beside the report: results.json, runs.csv, summary.md, the perf_data files."""
+    spec = results.experiment
+    perf_data = (perf_data_name(v.name, m) for m in spec.manifests for v in spec.variants)
+    return (RESULTS_FILE, "runs.csv", SUMMARY_FILE, *perf_data)

@@ -1,0 +1,257 @@
+"""Findings in words: the numbers, sentences and table rows every output shows, each written once.
+
+hyperfine's ratio sentence, the three-way verdict, the seed's Data Summary matrices and the setup
+line are worded here and nowhere else, so the terminal, summary.md, report.html (through
+harness.report.view) and `bench compare` (harness.analysis.compare) always say the same thing.
+"""
+
+from __future__ import annotations
+
+from harness.analysis.findings import Analysis, Cell, Pair
+from harness.analysis.stats import Comparison
+from harness.analysis.sweep import Recommendation, value_text
+from harness.defaults import CONFIDENCE, RESOLVE
+from harness.experiment.operator_remote import public_url
+from harness.experiment.plan import human_bytes
+from harness.results.folder import Results
+from harness.results.records import RunRecord
+
+__all__ = [
+    "TIME_HEADER",
+    "PAIR_HEADER",
+    "RESOURCE_HEADER",
+    "SWEEP_HEADER",
+    "FAILED_HEADER",
+    "fmt",
+    "p_text",
+    "setup_line",
+    "when_line",
+    "source_lines",
+    "ratio_sentence",
+    "verdict",
+    "direction",
+    "average_sentences",
+    "peer_sentences",
+    "overhead_line",
+    "matrix",
+    "time_row",
+    "resource_row",
+    "sweep_row",
+    "failed_row",
+    "run_row",
+]
+
+TIME_HEADER = ("manifest", "variant", "n", "mean ± σ (s)", "95% CI (s)", "min … max (s)", "MB/s (geo. mean)",
+               "files/s (geo. mean)", "failed")
+CONFIDENCE_LABEL = f"{CONFIDENCE:.0%} CI"
+"""How every interval is labelled: one level everywhere (defaults.CONFIDENCE)."""
+PAIR_HEADER = ("manifest", "variant", "change", "ratio", "p (paired, Holm)", "p (Welch)", "verdict")
+RESOURCE_HEADER = ("manifest", "variant", "CPU (s)", "peak RSS (MB)", "latency p50 (s)", "p90 (s)", "p99 (s)")
+SWEEP_HEADER = ("manifest", "downloader", "verdict", "value", "MB/s", "95% CI", "best at", "best MB/s", "worst at",
+                "worst MB/s", "p (best vs worst, Bonferroni)")
+FAILED_HEADER = ("manifest", "variant", "round", "warm-up", "error")
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    """A number for people; "–" when there is none."""
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def p_text(value: float | None) -> str:
+    """A p-value to three significant digits; "–" when there is none."""
+    return "–" if value is None else f"{value:.3g}"
+
+
+def setup_line(results: Results) -> str:
+    """What was measured, in one line: where from (the fixtures' scale and network, or the remote),
+    runs, baseline, machine."""
+    spec, machine = results.experiment, results.environment.get("machine", {})
+    commit = results.environment.get("git", {}).get("commit") or "unknown"
+    baseline = f", baseline {spec.baseline_variant.name}" if spec.kind != "sweep" else ""
+    source = (f"remote {public_url(spec.base_url)}" if spec.base_url is not None
+              else f"scale {spec.scale:g}, profile {spec.profile}, server {spec.server}")
+    return (
+        f"{source}, {spec.runs} runs per cell (+{spec.warmup} warm-up){baseline}; "
+        f"{machine.get('cpu_count', '?')} CPUs ({machine.get('cpu_model') or 'unknown CPU'}), commit {commit[:10]}"
+    )
+
+
+def when_line(results: Results) -> str:
+    """"Started ..., finished ..., 12.5 min in all.", or how to continue an experiment that did not finish."""
+    finished = results.finished_at or "not finished (interrupted? continue with --resume)"
+    return f"Started {results.started_at}, finished {finished}, {results.elapsed_seconds / 60:.1f} min in all."
+
+
+def source_lines(results: Results) -> list[str]:
+    """Per manifest synced from a remote or sampled: what it holds and what each run downloads of it,
+    e.g. "500: https://host/PULP_MANIFEST_500, 500 files (97.3 MB); each run a 10% sample, seed 0:
+    50 files (9.8 MB)". Never a secret: the URL is kept without credentials or query."""
+    lines = []
+    for manifest, facts in results.manifests.items():
+        sample = facts.get("sample")
+        if "url" not in facts and sample is None:
+            continue
+        where = f"{facts['url']}, " if "url" in facts else ""
+        whole = sample or facts
+        line = f"{manifest}: {where}{whole['files']} files ({human_bytes(whole['bytes'])})"
+        if sample is not None:
+            line += (f"; each run a {sample['size']} sample (size-stratified, seed {sample['seed']}): "
+                     f"{sample['sample_files']} files ({human_bytes(sample['sample_bytes'])})")
+        lines.append(line)
+    return lines
+
+
+def ratio_sentence(pair: Pair) -> str:
+    """hyperfine's form with the interval: "asyncio ran 1.24 times faster than futures [95% CI 1.18–1.30]"."""
+    comparison = pair.comparison
+    if comparison is None:
+        return f"{pair.variant} vs {pair.baseline}: not enough successful runs to compare"
+    fast, slow = (pair.variant, pair.baseline) if comparison.faster == "variant" else (pair.baseline, pair.variant)
+    interval = ""
+    if comparison.ratio_ci is not None:
+        low, high = sorted(1 / r if comparison.faster == "variant" else r for r in comparison.ratio_ci)
+        interval = f" [{CONFIDENCE_LABEL} {low:.2f}–{high:.2f}]"
+    return f"{fast} ran {comparison.speedup:.2f} times faster than {slow}{interval}"
+
+
+def verdict(comparison: Comparison | None) -> str:
+    """The three-way verdict in words: "faster by 12.3% [95% CI 8.1–16.2%]", "slower by ...", or "no
+    difference detected" with why (within the band, or the difference that could hide in the noise)."""
+    if comparison is None or comparison.p_value is None:
+        return "no test (fewer than 2 runs a side)"
+    if comparison.verdict != "no difference":
+        return f"{comparison.verdict} by {_change_with_interval(comparison)}"
+    if comparison.significant:  # a real difference, inside the band of practical equivalence
+        return f"no difference detected ({_change_with_interval(comparison)}, within the ±{comparison.band:.0%} band)"
+    return f"no difference detected ({_hiding(comparison)})"
+
+
+def direction(comparison: Comparison | None) -> str:
+    """Which way a verdict went, as one token: "faster", "slower" or "no-difference" (also without a test).
+    report.html uses it as the CSS class, the terminal picks its colour by it."""
+    return comparison.verdict.replace(" ", "-") if comparison else "no-difference"
+
+
+def _change_with_interval(comparison: Comparison) -> str:
+    """"12.3% [95% CI 8.1–16.2%]": how much less (faster) or more (slower) time, from the ratio."""
+    sign = -1 if comparison.ratio < 1 else 1
+    change = abs(comparison.ratio - 1) * 100
+    if comparison.ratio_ci is None:
+        return f"{change:.1f}%"
+    low, high = sorted(sign * (r - 1) * 100 for r in comparison.ratio_ci)
+    return f"{change:.1f}% [{CONFIDENCE_LABEL} {low:.1f}–{high:.1f}%]"
+
+
+def _hiding(comparison: Comparison) -> str:
+    """"a difference below 9% could hide in this noise; about 30 runs would resolve 5%"."""
+    if comparison.mde_percent is None:
+        return "too few runs to say how large a difference could hide"
+    words = f"a difference below {comparison.mde_percent:.1f}% could hide in this noise"
+    resolve = f"{RESOLVE:.0%}"
+    if comparison.runs_to_resolve is None:
+        return f"{words}; more than 1000 runs would be needed to resolve {resolve}"
+    if comparison.runs_to_resolve > comparison.n:
+        return f"{words}; about {comparison.runs_to_resolve} runs would resolve {resolve}"
+    return words
+
+
+def average_sentences(analysis: Analysis, baseline: str) -> list[str]:
+    """The seed's conclusion: each variant's percent change averaged over the manifests, with its interval."""
+    lines = []
+    for variant, change in analysis.average_change.items():
+        way = "less" if change.percent < 0 else "more"
+        interval = "" if change.ci_low is None else (
+            f" [{CONFIDENCE_LABEL} {change.ci_low:+.1f}% … {change.ci_high:+.1f}%]")
+        judged = "no difference detected" if change.verdict == "no difference" else change.verdict
+        lines.append(
+            f"On average over the manifests, {variant} took {abs(change.percent):.1f}% {way} time than "
+            f"{baseline}{interval}: {judged} (mean of the per-manifest percent changes, as the seed concludes; "
+            "interval by bootstrap over rounds)"
+        )
+    return lines
+
+
+def peer_sentences(analysis: Analysis) -> list[str]:
+    """"100: asyncio reaches 0.82x the throughput of curl, the fastest peer (medians)"."""
+    return [
+        f"{ratio.manifest}: {ratio.variant} reaches {ratio.ratio:.2f}x the throughput of {ratio.peer}, "
+        "the fastest peer (medians)"
+        for ratio in analysis.peer_ratios
+    ]
+
+
+def overhead_line(analysis: Analysis) -> str:
+    """What the harness spent around the syncs, in one sentence: reported so it is never hidden."""
+    overhead = analysis.overhead
+    return (
+        f"Reset before each run: {fmt(overhead['reset_seconds_mean'])} s on average "
+        f"({fmt(overhead['reset_seconds_total'], 1)} s in all); sync process start-up and shut-down "
+        f"(process wall minus sync time): {fmt(overhead['startup_seconds_mean'])} s on average"
+        + (f"; server restarts: {fmt(overhead['restart_seconds_mean'])} s" if overhead["restart_seconds_mean"] else "")
+    )
+
+
+def matrix(results: Results, analysis: Analysis, figure: str) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """The seed's Data Summary: manifest x variant table of the sync time's "mean" or "stdev",
+    with each manifest's files and size."""
+    names = [variant.name for variant in results.experiment.variants]
+    header = ("manifest", "files", "MB", *names)
+    rows = []
+    for manifest in results.experiment.manifests:
+        facts = results.manifests.get(manifest, {})
+        size = facts.get("bytes")
+        cells = [analysis.cell(manifest, name).time for name in names]
+        values = [fmt(getattr(time, figure) if time else None) for time in cells]
+        rows.append((manifest, str(facts.get("files", "?")), fmt(size / 1e6 if size else None, 1), *values))
+    return header, tuple(rows)
+
+
+def time_row(cell: Cell) -> tuple[str, ...]:
+    """One cell's sync-time statistics (TIME_HEADER)."""
+    time, rate = cell.time, cell.throughput
+    if time is None:
+        return (cell.manifest, cell.variant, "0", "–", "–", "–", "–", "–", str(cell.failed))
+    spread = f" ± {time.stdev:.3f}" if time.stdev is not None else ""
+    interval = f"{fmt(time.ci_low)} … {fmt(time.ci_high)}" if time.ci_low is not None else "–"
+    return (
+        cell.manifest,
+        cell.variant,
+        str(time.n),
+        f"{time.mean:.3f}{spread}",
+        interval,
+        f"{time.min:.3f} … {time.max:.3f}",
+        fmt(rate.geometric_mean if rate else None, 1),
+        fmt(cell.files_per_second.geometric_mean if cell.files_per_second else None, 1),
+        str(cell.failed),
+    )
+
+
+def resource_row(cell: Cell) -> tuple[str, ...]:
+    """One cell's CPU, memory and download latency means over counted runs (RESOURCE_HEADER)."""
+    return (cell.manifest, cell.variant, fmt(cell.cpu_seconds, 2), fmt(cell.peak_rss_mb, 1),
+            fmt(cell.latency_p50), fmt(cell.latency_p90), fmt(cell.latency_p99))
+
+
+def sweep_row(pick: Recommendation) -> tuple[str, ...]:
+    """One recommendation (SWEEP_HEADER): the verdict, the smallest value within tolerance of the best,
+    and the evidence."""
+    return (pick.manifest, pick.downloader, pick.verdict, value_text(pick.value), fmt(pick.mb_per_s, 1),
+            "–" if pick.ci_low is None else f"{fmt(pick.ci_low, 1)} … {fmt(pick.ci_high, 1)}",
+            value_text(pick.best_value), fmt(pick.best_mb_s, 1), value_text(pick.worst_value),
+            fmt(pick.worst_mb_s, 1), p_text(pick.p_value))
+
+
+def failed_row(run: RunRecord) -> tuple[str, ...]:
+    """A failed run (FAILED_HEADER): where, when, and its error."""
+    return (run.manifest, run.variant, str(run.round), "yes" if run.warmup else "no", run.error or "")
+
+
+def run_row(run: RunRecord) -> tuple[str, ...]:
+    """Every field of a run record (RUN_FIELDS), floats to four significant digits, None left empty."""
+    return tuple(_field_text(value) for value in run.as_dict().values())
+
+
+def _field_text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "" if value is None else str(value)
