@@ -15,7 +15,7 @@ from harness import defaults
 from harness.analysis.stats import Comparison, Summary, compare, describe, holm, mean_or_none
 from harness.experiment.spec import Experiment
 from harness.results.records import RunRecord
-from harness.warning import FigureWarning, Kind
+from harness.results.warning import FigureWarning, Kind
 
 __all__ = ["Cell", "Pair", "PeerRatio", "AverageChange", "Analysis", "analyse", "throughput_mb_s",
            "files_per_second"]

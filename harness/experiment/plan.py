@@ -14,10 +14,10 @@ from collections.abc import Mapping
 
 from harness.experiment.spec import Experiment, SpecError
 from harness.results.folder import Results
+from harness.results.warning import FigureWarning, Kind
 from harness.run.fixture_site import ManifestSource
 from harness.run.schedule import PlannedRun, plan
 from harness.variants.fleet import download_share
-from harness.warning import FigureWarning, Kind
 
 __all__ = ["planned_bytes", "plan_sentence", "plan_warnings", "check_plan", "human_bytes"]
 

@@ -8,7 +8,7 @@ with the plots.
 from __future__ import annotations
 
 from harness.report.view import ReportView, Table
-from harness.warning import FigureWarning
+from harness.results.warning import FigureWarning
 
 __all__ = ["summary_markdown"]
 

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.report.view import PairLine, ReportView
-from harness.warning import FigureWarning
+from harness.results.warning import FigureWarning
 
 __all__ = ["print_summary"]
 

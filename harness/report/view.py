@@ -20,8 +20,8 @@ from harness.report import wording
 from harness.results.folder import RESULTS_FILE, Results
 from harness.results.outputs import perf_data_name
 from harness.results.records import RUN_FIELDS
+from harness.results.warning import FigureWarning
 from harness.run.machine import warnings_for
-from harness.warning import FigureWarning
 
 __all__ = ["REPORT_FILE", "SUMMARY_FILE", "Table", "PairLine", "SweepView", "ReportView", "build_view"]
 

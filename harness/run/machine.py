@@ -23,8 +23,8 @@ from typing import Any
 
 from harness import defaults
 from harness.errors import HarnessError
+from harness.results.warning import FigureWarning, Kind
 from harness.run.child import ProcessStat, descendants, process_stats
-from harness.warning import FigureWarning, Kind
 
 __all__ = ["snapshot", "Watch", "installed_packages", "filesystem_of", "warnings_for", "state_lock",
            "StateFolderBusy"]

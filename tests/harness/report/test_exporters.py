@@ -19,7 +19,7 @@ from harness.report.terminal import print_summary
 from harness.report.view import PairLine, ReportView, build_view
 from harness.results.folder import Results
 from harness.results.outputs import save_run_outputs
-from harness.warning import FigureWarning, Kind
+from harness.results.warning import FigureWarning, Kind
 from tests.harness.helpers import make_run
 from tests.harness.results.test_outputs import parse_report
 

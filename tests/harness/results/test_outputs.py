@@ -16,7 +16,7 @@ from harness.experiment.spec import Experiment, Variant
 from harness.report.render import render
 from harness.results.folder import Results, load_results
 from harness.results.outputs import save_run_outputs
-from harness.warning import Kind
+from harness.results.warning import Kind
 from tests.harness.helpers import make_run
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

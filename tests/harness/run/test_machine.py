@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness.results.warning import Kind
 from harness.run.machine import (
     StateFolderBusy,
     Watch,
@@ -22,7 +23,6 @@ from harness.run.machine import (
     state_lock,
     warnings_for,
 )
-from harness.warning import Kind
 
 SPIN = [sys.executable, "-c", "while True: pass"]
 
