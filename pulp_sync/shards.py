@@ -1,7 +1,7 @@
 """One sync's downloads split across processes on this host ("shards"), into one store and one version.
 
     the parent: plan (the spool of what the store lacks) ─> split it into shards ─> one child per shard
-    each child (python -m pulp_sync.shard): download, verify, adopt and record its artifacts
+    each child: download, verify, adopt and record its artifacts (pulp_sync.shard_processes)
     the parent: sums their progress, stops them all at the first failure, then builds the one version
 
 Why processes: a sync is one Python process, and on many small files its per-file work (a request, a
@@ -10,44 +10,31 @@ faster on a 16-core machine (issue 26). The parent keeps the repository's lock f
 takes none of the children's work: they record artifacts, which need no lock, and only the parent
 makes the version.
 
-A shard is a contiguous range of digests (MariaDB's gap locks make interleaved inserts from several
-processes deadlock-prone; ranges keep each shard's rows apart), cut so that the shards carry about
-the same weight: bytes plus a fixed cost per file (`defaults.SHARD_FILE_WEIGHT`). Two passes over the
-spool with a histogram of 65,536 digest prefixes keep the parent's memory flat however long the
-manifest.
-
-Children are started with `subprocess` (a fresh interpreter: no inherited database session, lock
-descriptor or engine thread, which a fork would copy) and talk JSON lines over pipes: the job on
-stdin, progress and the outcome on stdout. A child whose stdin closes, because the parent ended
-however it ended, stops at once (`pulp_sync.shard`), so children never outlive their sync.
+This module decides how many processes (`how_many`) and what each does (`split`). A shard is a
+contiguous range of digests (MariaDB's gap locks make interleaved inserts from several processes
+deadlock-prone; ranges keep each shard's rows apart), cut so that the shards carry about the same
+weight: bytes plus a fixed cost per file (`defaults.SHARD_FILE_WEIGHT`). Two passes over the spool
+with a histogram of 65,536 digest prefixes keep the parent's memory flat however long the manifest.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import selectors
-import signal
-import subprocess
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pulp_base.processes import AUTO, usable_cpus
 from pulp_sync import defaults
-from pulp_sync.store import artifact_store
 
 __all__ = [
     "Shard",
-    "ShardJob",
     "ShardCounts",
     "ShardFailed",
+    "ShardStopped",
     "how_many",
     "split",
-    "run_shards",
     "shard_prefix",
 ]
 
@@ -58,9 +45,7 @@ _PREFIX_HEX = 4
 def how_many(setting: int, files: int, cpus: int | None = None) -> int:
     """How many processes a sync of `files` missing files uses: the setting (pulp_base.processes), never more
     than the files; with AUTO, one per usable CPU, but no process for fewer than
-    `defaults.AUTO_FILES_PER_PROCESS` files: starting one costs a Python and Django start-up (0.3–0.8 s),
-    which a handful of files does not repay, and big files gain little, as the engines already hash on
-    other threads."""
+    `defaults.AUTO_FILES_PER_PROCESS` files (its docstring says why)."""
     if files <= 1:
         return 1
     if setting != AUTO:
@@ -79,17 +64,6 @@ class Shard:
     bytes: int
 
 
-@dataclass(frozen=True)
-class ShardJob:
-    """What a child needs besides its shard: the remote (read from the database by its key, so no secret
-    travels on a pipe or a command line), the manifest's URL (the files' base), and the prefix of its
-    workspace (`shard_prefix`: under the sync's, so that removing a task's workspaces removes its shards')."""
-
-    remote_id: int
-    manifest_url: str
-    workspace_prefix: str
-
-
 @dataclass
 class ShardCounts:
     """What a shard reports at its end, besides the files and bytes its progress counted: the sync's
@@ -105,9 +79,19 @@ class ShardCounts:
         return asdict(self)
 
 
+class ShardStopped(Exception):
+    """What a shard's work raises to stop with a sentence of its own (a download that failed for good),
+    with what it did until then; any other exception is reported by its type and message."""
+
+    def __init__(self, message: str, counts: ShardCounts) -> None:
+        super().__init__(message)
+        self.counts = counts
+
+
 class ShardFailed(Exception):
     """A shard did not finish: it reported a failure, or its process ended without a word. The message
-    names the shard, its process and why; `counts` is what it reported, if anything."""
+    names the shard, its process and why; `counts` is what it reported, if anything (the sync's tally
+    adds it)."""
 
     def __init__(self, shard: int, count: int, pid: int, reason: str, counts: ShardCounts | None) -> None:
         super().__init__(f"shard {shard + 1} of {count} (process {pid}) failed: {reason}")
@@ -160,127 +144,6 @@ def _owners(weights: Sequence[int], count: int) -> list[int]:
         owner.append(shard)
         reached += weight
     return owner
-
-
-Progress = Callable[[int, int], None]
-"""Called with the files and bytes done since the last call, and with (0, 0) at least every
-`defaults.SHARD_POLL_SECONDS`: the sync's progress sink, which stops the sync by raising (a cancel)."""
-
-
-def run_shards(shards: Sequence[Shard], jobs: Sequence[ShardJob], progress: Progress) -> list[ShardCounts]:
-    """Run each shard in a child process, with its job, and wait for all of them; what each reported. At the
-    first failure (a child that reports one, or ends without a word) every other child is stopped and
-    ShardFailed raised; whatever `progress` raises (a cancel) stops every child too."""
-    with _children(shards, jobs) as children:
-        return _follow(children, progress)
-
-
-@dataclass
-class _Child:
-    shard: Shard
-    process: subprocess.Popen[bytes]
-    counts: ShardCounts | None = None
-    failure: str | None = None
-    buffer: bytes = b""
-
-
-@contextmanager
-def _children(shards: Sequence[Shard], jobs: Sequence[ShardJob]) -> Iterator[list[_Child]]:
-    """Start one child per shard, each given its job; on leaving, stop any that still runs (SIGTERM,
-    then SIGKILL) and remove what a stopped or killed one left in its workspace."""
-    children: list[_Child] = []
-    try:
-        for shard, job in zip(shards, jobs, strict=True):
-            children.append(_Child(shard, _start(shard, job)))
-        yield children
-    finally:
-        store = artifact_store()
-        for child, job in zip(children, jobs, strict=False):
-            _stop(child.process)
-            store.remove_workspaces(job.workspace_prefix)
-
-
-def _start(shard: Shard, job: ShardJob) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen([sys.executable, "-m", "pulp_sync.shard"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    message = {**asdict(job), "spool": str(shard.spool), "files": shard.files, "bytes": shard.bytes}
-    assert process.stdin is not None
-    process.stdin.write(json.dumps(message).encode() + b"\n")
-    process.stdin.flush()  # stdin stays open: its end tells the child the parent is gone
-    return process
-
-
-def _follow(children: list[_Child], progress: Progress) -> list[ShardCounts]:
-    """Read every child's lines until each has ended; the first failure ends the wait."""
-    with selectors.DefaultSelector() as selector:
-        for child in children:
-            assert child.process.stdout is not None
-            os.set_blocking(child.process.stdout.fileno(), False)
-            selector.register(child.process.stdout, selectors.EVENT_READ, child)
-        while selector.get_map():  # one entry per child that still runs
-            progress(0, 0)
-            for key, _ in selector.select(defaults.SHARD_POLL_SECONDS):
-                child = key.data
-                if not _read(child, progress):
-                    selector.unregister(key.fileobj)
-                    _ended(child, len(children))
-    return [child.counts for child in children if child.counts is not None]
-
-
-def _read(child: _Child, progress: Progress) -> bool:
-    """Take what the child wrote (JSON, so ASCII: a read cannot split a character); False once its stdout
-    is closed (it ended)."""
-    assert child.process.stdout is not None
-    try:
-        data = os.read(child.process.stdout.fileno(), 1 << 16)
-    except BlockingIOError:
-        return True
-    if not data:
-        return False
-    child.buffer += data
-    *lines, child.buffer = child.buffer.split(b"\n")
-    for line in lines:
-        _event(child, json.loads(line), progress)
-    return True
-
-
-def _event(child: _Child, event: dict[str, Any], progress: Progress) -> None:
-    if "progress" in event:
-        progress(*event["progress"])
-    elif "done" in event:
-        child.counts = ShardCounts(**event["done"])
-    elif "failed" in event:
-        child.counts = ShardCounts(**event["failed"]["counts"])
-        child.failure = event["failed"]["message"]
-
-
-def _ended(child: _Child, count: int) -> None:
-    """The child closed its stdout: wait for it, and raise ShardFailed unless it finished its shard."""
-    code = child.process.wait()
-    if child.failure is None and child.counts is not None and code == 0:
-        return
-    shard = child.shard
-    why = child.failure or _how_it_ended(code)
-    raise ShardFailed(shard.index, count, child.process.pid, why, child.counts)
-
-
-def _how_it_ended(code: int) -> str:
-    if code < 0:
-        return f"its process was killed by {signal.Signals(-code).name} before it finished"
-    return f"its process exited with status {code} before it finished"
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    """End a child that still runs: SIGTERM, then SIGKILL after `defaults.SHARD_STOP_SECONDS`."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(defaults.SHARD_STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    for stream in (process.stdin, process.stdout):
-        if stream is not None:
-            stream.close()
 
 
 def shard_prefix(workspace_prefix: str, index: int) -> str:

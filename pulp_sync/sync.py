@@ -41,10 +41,11 @@ from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink
-from pulp_sync.shards import ShardCounts, ShardFailed, ShardJob, how_many, run_shards, shard_prefix, split
+from pulp_sync.shard_processes import run_shards
+from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, how_many, split
 from pulp_sync.store import ArtifactStore, artifact_store
 
-__all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped", "download_shard"]
+__all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped"]
 
 
 log = logging.getLogger(__name__)
@@ -91,15 +92,14 @@ class SyncReport:
         )
 
 
-class DownloadStopped(Exception):
+class DownloadStopped(ShardStopped):
     """A download failed for good, so the sync (or the shard) stops there, keeping what it adopted;
     the message says which file and why. `counts` is what the downloads did until then."""
 
     def __init__(self, failure: DownloadFailure, counts: ShardCounts) -> None:
         super().__init__(f"could not download {failure.request.relative_path} after {failure.attempts} "
-                         f"attempt(s): {failure.error}")
+                         f"attempt(s): {failure.error}", counts)
         self.failure = failure
-        self.counts = counts
 
 
 class SyncError(Exception):
@@ -241,40 +241,39 @@ def sync_repository(
     return tally.report(version)
 
 
-def download_shard(remote: Remote, spool: Path, files: int, size: int, manifest_url: str, workspace_prefix: str,
-                   progress: ProgressSink) -> ShardCounts:
-    """A shard of a split sync, in its own process (pulp_sync.shard): download, adopt and record the spooled
-    files as an unsplit sync does, in a workspace of its own; DownloadStopped at the first failure."""
-    downloader, concurrency = downloader_for(remote)
-    store = artifact_store()
-    tally = _Tally("", remote.downloader, concurrency)
-    with store.workspace(workspace_prefix) as workspace:
-        plan = _Plan(spool, files, size)
-        _download(downloader, _spooled_requests(spool, manifest_url), plan, store, workspace, progress, tally)
-    return tally.counts()
-
-
 def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: ProgressSink, tally: _Tally) -> None:
-    """The planned downloads in `tally.processes` child processes (pulp_sync.shards), each with the remote's
+    """The planned downloads in `tally.processes` processes (pulp_sync.shards), each with the remote's
     downloader; their progress summed into this sync's; ShardFailed at the first shard that fails."""
     shards = split(plan.spool, tally.processes, workspace)
     tally.processes = len(shards)
     prefix = workspace.name.rpartition("@")[0]  # under this sync's workspace prefix, so a reaped task's go too
-    jobs = [ShardJob(remote.pk, remote.url, shard_prefix(prefix, shard.index)) for shard in shards]
 
     def advance(files: int, size: int) -> None:
         tally.advance(files, size)
         progress.advance(files, size)
 
-    progress.start(plan.missing, plan.missing_bytes)
     try:
-        for counts in run_shards(shards, jobs, advance):
+        for counts in run_shards(shards, prefix, partial(_download_shard, remote),
+                                 partial(progress.start, plan.missing, plan.missing_bytes), advance):
             tally.add(counts)
     except ShardFailed as failed:
         tally.add(failed.counts)
         raise
     finally:
         progress.finish()
+
+
+def _download_shard(remote: Remote, shard: Shard, workspace_prefix: str, progress: ProgressSink) -> ShardCounts:
+    """A shard of a split sync, in its own process: download, adopt and record its spooled files as an unsplit
+    sync does, in a workspace of its own; DownloadStopped at the first failure."""
+    downloader, concurrency = downloader_for(remote)
+    store = artifact_store()
+    tally = _Tally("", remote.downloader, concurrency)
+    with store.workspace(workspace_prefix) as workspace:
+        plan = _Plan(shard.spool, shard.files, shard.bytes)
+        _download(downloader, _spooled_requests(shard.spool, remote.url), plan, store, workspace, progress, tally)
+    return tally.counts()
+
 
 @contextmanager
 def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:

@@ -166,8 +166,7 @@ def test_a_shard_killed_mid_sync_fails_the_sync_cleanly_and_a_resync_completes(p
     assert f"(process {children[1]}) failed: its process was killed by SIGKILL before it finished; 'repo' is " \
            "unchanged" in err, err
     assert len(err.strip().splitlines()) == 1, err
-    for child in children:
-        assert not Path(f"/proc/{child}").exists() or "zombie" in Path(f"/proc/{child}/status").read_text()
+    assert all(map(gone, children)), "every shard ended with the sync"
     verified = pulp.run("verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert pulp.state()["repositories"]["repo"]["version"] is None, "no version from a failed sync"
@@ -186,9 +185,25 @@ def test_stopping_a_split_sync_ends_every_shard(pulp: PulpSync, remote: str) -> 
     _, err = process.communicate(timeout=60)
     assert process.returncode == 128 + signal.SIGTERM, err
     assert "stopped by SIGTERM" in err
-    assert not [child for child in children if Path(f"/proc/{child}").exists()], "a shard outlived its sync"
+    assert all(map(gone, children)), "a shard outlived its sync"
     verified = pulp.run("verify")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def gone(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return not status.exists() or "zombie" in status.read_text()
+
+
+@pytest.mark.slow
+def test_no_shard_outlives_a_sync_killed_with_sigkill(pulp: PulpSync, remote: str) -> None:
+    process, children = start_slow_split_sync(pulp, remote)
+    process.kill()
+    process.communicate(timeout=60)
+    deadline = time.monotonic() + 30
+    while not all(map(gone, children)):
+        assert time.monotonic() < deadline, [child for child in children if not gone(child)]
+        time.sleep(0.05)
 
 
 def test_processes_given_wrong_are_a_usage_error(pulp: PulpSync) -> None:

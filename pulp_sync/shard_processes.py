@@ -1,0 +1,285 @@
+"""The shards of a split sync (pulp_sync.shards) run in processes forked from the sync's own.
+
+Why fork: a fresh interpreter pays Python's, Django's and aiohttp's start-up (0.6 s on a 2-core
+machine, a quarter of a 10,000-file sync there); a fork starts at once with everything loaded. What a
+fork copies that the child must not use is put aside:
+- the database connections: the child opens its own. The parent's are kept, unused and unclosed,
+  until the child ends with os._exit, because closing them would end the parent's session (a
+  PostgreSQL or MariaDB connection's close says goodbye to the server), and with it the repository's
+  lock;
+- the other children's pipes: closed at once, so each child sees the end of its own;
+- threads: only the forking thread exists in the child. The sync forks before its progress bar or any
+  engine thread starts, so no lock they hold is copied held.
+
+Parent and child talk JSON lines over two pipes: the child writes {"progress": [files, bytes]} a few
+times a second, then {"done": counts} or {"failed": {"message": ..., "counts": ...}}. The child reads
+nothing; the end of its input pipe says the parent has gone (it died, or gave up on the sync), and
+the child ends there, so children never outlive their sync. SIGTERM, which the parent sends when
+another shard failed or the sync was stopped, ends a child as it would end an unsplit sync: what it
+verified is adopted and recorded on the way out, so the next sync need not fetch it again. Ctrl-C on
+a terminal reaches the whole process group; a child ignores it and ends when the parent does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import IO, Any, NoReturn
+
+from django.db import connections
+
+from pulp_sync import defaults
+from pulp_sync.messages import one_line
+from pulp_sync.progress import ProgressSink
+from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
+from pulp_sync.store import artifact_store
+
+__all__ = ["Work", "Progress", "run_shards", "PipeProgress"]
+
+Work = Callable[[Shard, str, ProgressSink], ShardCounts]
+"""A shard's downloads, in its process: the shard, the prefix of its workspace, where its progress goes;
+what it did, or ShardStopped."""
+
+Progress = Callable[[int, int], None]
+"""Called with the files and bytes done since the last call, and with (0, 0) at least every
+`defaults.SHARD_POLL_SECONDS`: the sync's progress, which stops the sync by raising (a cancel)."""
+
+_INHERITED: list[Any] = []
+"""The parent's database connections, in a child: kept from the garbage collector, which would close them."""
+
+
+def run_shards(shards: Sequence[Shard], prefix: str, work: Work, started: Callable[[], None],
+               progress: Progress) -> list[ShardCounts]:
+    """Run `work` on each shard in a process of its own, its workspace named from `prefix`, and wait for all
+    of them; what each reported. `started` is called once every child runs (a progress bar's thread must
+    not exist when a process forks). At the first failure (a child that reports one, or ends without a
+    word) every other child is stopped and ShardFailed raised; whatever `progress` raises stops them too."""
+    with _children(shards, prefix, work) as children:
+        started()
+        return _follow(children, progress)
+
+
+@dataclass
+class _Child:
+    shard: Shard
+    pid: int
+    output: int
+    """The read end of the child's output pipe."""
+    input: int
+    """The write end of the child's input pipe: closing it tells the child to end."""
+    counts: ShardCounts | None = None
+    failure: str | None = None
+    status: int | None = None
+    """The exit code (negative: the signal that ended it) once it was waited for."""
+    buffer: bytes = b""
+
+
+@contextmanager
+def _children(shards: Sequence[Shard], prefix: str, work: Work) -> Iterator[list[_Child]]:
+    """Fork one child per shard; on leaving, stop any that still runs (SIGTERM, then SIGKILL) and remove
+    what a stopped or killed one left in its workspace."""
+    children: list[_Child] = []
+    try:
+        for shard in shards:
+            children.append(_fork(shard, shard_prefix(prefix, shard.index), work, children))
+        yield children
+    finally:
+        store = artifact_store()
+        for child in children:
+            _stop(child)
+            store.remove_workspaces(shard_prefix(prefix, child.shard.index))
+
+
+def _fork(shard: Shard, workspace_prefix: str, work: Work, siblings: Sequence[_Child]) -> _Child:
+    to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
+    from_child, to_parent = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        for descriptor in (to_child, from_child, *(fd for s in siblings for fd in (s.input, s.output))):
+            os.close(descriptor)
+        _child_main(shard, workspace_prefix, work, from_parent, to_parent)
+    os.close(from_parent)
+    os.close(to_parent)
+    os.set_blocking(from_child, False)
+    return _Child(shard, pid, output=from_child, input=to_child)
+
+
+def _follow(children: list[_Child], progress: Progress) -> list[ShardCounts]:
+    """Read every child's lines until each has ended; the first failure ends the wait."""
+    with selectors.DefaultSelector() as selector:
+        for child in children:
+            selector.register(child.output, selectors.EVENT_READ, child)
+        while selector.get_map():  # one entry per child that still runs
+            progress(0, 0)
+            for key, _ in selector.select(defaults.SHARD_POLL_SECONDS):
+                child = key.data
+                if not _read(child, progress):
+                    selector.unregister(key.fileobj)
+                    _ended(child, len(children))
+    return [child.counts for child in children if child.counts is not None]
+
+
+def _read(child: _Child, progress: Progress) -> bool:
+    """Take what the child wrote (JSON, so ASCII: a read cannot split a character); False once its output
+    is closed (it ended)."""
+    try:
+        data = os.read(child.output, 1 << 16)
+    except BlockingIOError:
+        return True
+    if not data:
+        return False
+    child.buffer += data
+    *lines, child.buffer = child.buffer.split(b"\n")
+    for line in lines:
+        _event(child, json.loads(line), progress)
+    return True
+
+
+def _event(child: _Child, event: dict[str, Any], progress: Progress) -> None:
+    if "progress" in event:
+        progress(*event["progress"])
+    elif "done" in event:
+        child.counts = ShardCounts(**event["done"])
+    elif "failed" in event:
+        child.counts = ShardCounts(**event["failed"]["counts"])
+        child.failure = event["failed"]["message"]
+
+
+def _ended(child: _Child, count: int) -> None:
+    """The child closed its output: wait for it, and raise ShardFailed unless it finished its shard."""
+    _, status = os.waitpid(child.pid, 0)
+    child.status = os.waitstatus_to_exitcode(status)
+    if child.failure is None and child.counts is not None and child.status == 0:
+        return
+    raise ShardFailed(child.shard.index, count, child.pid, child.failure or _how_it_ended(child.status),
+                      child.counts)
+
+
+def _how_it_ended(code: int) -> str:
+    if code < 0:
+        return f"its process was killed by {signal.Signals(-code).name} before it finished"
+    return f"its process exited with status {code} before it finished"
+
+
+def _stop(child: _Child) -> None:
+    """End a child that still runs (SIGTERM, then SIGKILL after `defaults.SHARD_STOP_SECONDS`), and close
+    its pipes."""
+    if child.status is None:
+        _terminate(child.pid)
+    for descriptor in (child.input, child.output):
+        os.close(descriptor)
+
+
+def _terminate(pid: int) -> None:
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + defaults.SHARD_STOP_SECONDS
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG) != (0, 0):
+            return
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+class PipeProgress:
+    """A ProgressSink that sends the files and bytes done since its last line, at most every
+    `defaults.SHARD_PROGRESS_SECONDS` (and at the end), so the parent's progress stays current
+    without a line per file."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self._out = out
+        self._files = 0
+        self._bytes = 0
+        self._sent = time.monotonic()
+
+    def start(self, total_artifacts: int, total_bytes: int) -> None:
+        self._sent = time.monotonic()
+
+    def advance(self, artifacts: int, bytes: int) -> None:
+        self._files += artifacts
+        self._bytes += bytes
+        if time.monotonic() - self._sent >= defaults.SHARD_PROGRESS_SECONDS:
+            self.finish()
+
+    def finish(self) -> None:
+        if self._files or self._bytes:
+            _send(self._out, {"progress": [self._files, self._bytes]})
+        self._files = self._bytes = 0
+        self._sent = time.monotonic()
+
+
+class _Stopped(BaseException):
+    """SIGTERM in a child: unwind (a BaseException, so no handler of errors takes it for a failure),
+    recording what was downloaded on the way (the sync's `finally`)."""
+
+
+def _child_main(shard: Shard, workspace_prefix: str, work: Work, from_parent: int, to_parent: int) -> NoReturn:
+    """The child's whole life: set aside what the fork copied, run the work, report, and end."""
+    code = 1
+    try:
+        _set_aside_the_parents_connections()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, _raise_stopped)
+        threading.Thread(target=_end_with_parent, args=(from_parent,), name="parent", daemon=True).start()
+        with os.fdopen(to_parent, "w", encoding="ascii") as out:
+            code = _report(out, shard, workspace_prefix, work)
+    except _Stopped:
+        code = 128 + signal.SIGTERM
+    except BaseException:  # noqa: BLE001 - a child never returns into the parent's code
+        traceback.print_exc()
+    finally:
+        connections.close_all()  # the child's own connections; the parent's are set aside
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _report(out: IO[str], shard: Shard, workspace_prefix: str, work: Work) -> int:
+    """Run the work and tell the parent how it ended; the child's exit code."""
+    try:
+        counts = work(shard, workspace_prefix, PipeProgress(out))
+    except ShardStopped as stopped:
+        _send(out, {"failed": {"message": str(stopped), "counts": stopped.counts.as_dict()}})
+        return 1
+    except Exception as error:  # noqa: BLE001 - told to the parent, which fails the sync with it
+        _send(out, {"failed": {"message": f"{type(error).__name__}: {one_line(error)}", "counts": {}}})
+        return 1
+    _send(out, {"done": counts.as_dict()})
+    return 0
+
+
+def _set_aside_the_parents_connections() -> None:
+    """Make Django open new connections in this child, keeping the copied ones unclosed (see the module)."""
+    for connection in connections.all(initialized_only=True):
+        _INHERITED.append(connection.connection)
+        connection.connection = None
+
+
+def _raise_stopped(signum: int, _frame: object) -> None:
+    raise _Stopped(signum)
+
+
+def _end_with_parent(from_parent: int) -> None:
+    """Wait for the end of the input pipe: the parent has gone or given up. Then stop as SIGTERM stops a
+    child (recording what it verified), or end at once if that takes longer than SHARD_STOP_SECONDS."""
+    while os.read(from_parent, 1024):
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(defaults.SHARD_STOP_SECONDS)
+    os._exit(1)
+
+
+def _send(out: IO[str], message: dict[str, Any]) -> None:
+    """One JSON line to the parent (ASCII only, so the parent's reads never split a character)."""
+    out.write(json.dumps(message, ensure_ascii=True) + "\n")
+    out.flush()
