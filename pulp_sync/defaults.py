@@ -96,12 +96,18 @@ FLUSH_SECONDS: float = 1.0
 """Longest time an adopted artifact waits for its row while downloads are slow."""
 
 AUTO_FILES_PER_PROCESS: int = 500
-"""With download_processes auto, the fewest missing files worth a process of their own (shards.how_many).
-A shard's process is forked, so it starts at once, but it opens its own database connection, event loop
-and connection pool, and the shards' rows go in smaller batches; 500 small files repay that (one process
-syncs 3,000-4,000 small files a second on a 2-core machine), while a repository of 100 big files stays
-one process, whose engines already hash on other threads: split in two there, it synced no faster
-(0.487 s against 0.468 s, docs/performance.md)."""
+"""With download_processes auto, the fewest missing files worth a process of their own (shards.how_many),
+unless their bytes are worth it (AUTO_BYTES_PER_PROCESS). A shard's process is forked, so it starts at
+once, but it opens its own database connection, event loop and connection pool, and the shards' rows
+go in smaller batches; 500 small files repay that: one process syncs 3,000-5,000 small files a second
+on a 2-core machine, and many-small split in two took 2.03 s against 3.08 s (docs/performance.md)."""
+
+AUTO_BYTES_PER_PROCESS: int = 64 * 1000 * 1000
+"""With download_processes auto, the fewest missing bytes worth a process of their own, however few the
+files: a big body's reads, hashing and writes hold a core too. On a 2-core machine the 100 manifest
+(408 MB, 100 files) split in two took 0.484 s against 0.756 s with the pycurl plugin, which hashes on
+its engine thread, and no longer with asyncio or futures (0.507 s against 0.533 s, 0.504 against
+0.545: no difference detected), whose engines already hash on other threads (docs/performance.md)."""
 
 SHARD_FILE_WEIGHT: int = 128 * 1024
 """What one file weighs when a sync's downloads are cut into shards, besides its bytes (shards.split): a

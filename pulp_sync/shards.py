@@ -42,16 +42,17 @@ _PREFIX_HEX = 4
 """Digest prefixes (hex digits) the split's histogram counts by: 16^4 buckets, a flat 1 MB of counters."""
 
 
-def how_many(setting: int, files: int, cpus: int | None = None) -> int:
-    """How many processes a sync of `files` missing files uses: the setting (pulp_base.processes), never more
-    than the files; with AUTO, one per usable CPU, but no process for fewer than
-    `defaults.AUTO_FILES_PER_PROCESS` files (its docstring says why)."""
+def how_many(setting: int, files: int, size: int, cpus: int | None = None) -> int:
+    """How many processes a sync of `files` missing files of `size` bytes in all uses: the setting
+    (pulp_base.processes), never more than the files; with AUTO, one per usable CPU, but no more than one
+    per `defaults.AUTO_FILES_PER_PROCESS` files or `defaults.AUTO_BYTES_PER_PROCESS` bytes, whichever
+    allows more (their docstrings say why)."""
     if files <= 1:
         return 1
     if setting != AUTO:
         return min(setting, files)
-    cpus = usable_cpus() if cpus is None else cpus
-    return max(1, min(cpus, files // defaults.AUTO_FILES_PER_PROCESS))
+    worth = max(files // defaults.AUTO_FILES_PER_PROCESS, size // defaults.AUTO_BYTES_PER_PROCESS)
+    return max(1, min(usable_cpus() if cpus is None else cpus, worth, files))
 
 
 @dataclass(frozen=True)

@@ -225,7 +225,7 @@ def sync_repository(
                 else:
                     manifest = _copy_manifest(manifest_file, workspace)
                 plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
-                tally.processes = how_many(remote.download_processes, plan.missing)
+                tally.processes = how_many(remote.download_processes, plan.missing, plan.missing_bytes)
                 if tally.processes > 1:
                     _download_in_shards(remote, plan, workspace, progress, tally)
                 else:

@@ -44,14 +44,17 @@ def test_anything_else_is_refused_with_a_sentence(given: str) -> None:
 
 
 def test_how_many_processes_a_sync_uses() -> None:
-    assert how_many(4, 10_000) == 4
-    assert how_many(4, 3) == 3, "never more processes than files"
-    assert how_many(4, 1) == how_many(4, 0) == 1
-    per = defaults.AUTO_FILES_PER_PROCESS
-    assert how_many(AUTO, 10_000, cpus=2) == 2
-    assert how_many(AUTO, 100, cpus=2) == 1, "a repository of a hundred big files stays one process"
-    assert how_many(AUTO, 6 * per + 1, cpus=16) == 6, "no process for fewer than AUTO_FILES_PER_PROCESS files"
-    assert how_many(AUTO, 100 * per, cpus=16) == 16
+    assert how_many(4, 10_000, 10**6) == 4
+    assert how_many(4, 3, 10**9) == 3, "never more processes than files"
+    assert how_many(4, 1, 10**9) == how_many(4, 0, 0) == 1
+    files, size = defaults.AUTO_FILES_PER_PROCESS, defaults.AUTO_BYTES_PER_PROCESS
+    assert how_many(AUTO, 10_000, 10**7, cpus=2) == 2
+    assert how_many(AUTO, 100, 10**7, cpus=2) == 1, "a hundred small files stay one process"
+    assert how_many(AUTO, 100, 408 * 10**6, cpus=2) == 2, "408 MB are worth two, however few the files"
+    assert how_many(AUTO, 6 * files + 1, 0, cpus=16) == 6, "no process for fewer than AUTO_FILES_PER_PROCESS"
+    assert how_many(AUTO, 100, 3 * size, cpus=16) == 3, "nor for fewer than AUTO_BYTES_PER_PROCESS bytes"
+    assert how_many(AUTO, 100 * files, 0, cpus=16) == 16
+    assert how_many(AUTO, 3, 10 * size, cpus=16) == 3, "never more processes than files"
 
 
 def spool_of(tmp_path: Path, sizes: list[int]) -> Path:
