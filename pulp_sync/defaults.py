@@ -123,3 +123,8 @@ SHARD_PROGRESS_SECONDS: float = 0.1
 
 SHARD_STOP_SECONDS: float = 5.0
 """Seconds a stopped shard's process has to end after SIGTERM before it is killed."""
+
+SHARD_ATTEMPTS: int = 2
+"""Times a shard of a split RQ sync is taken before the sync fails: a taker that dies (its worker killed or
+stopped, its host gone) has its shard put back once; a second death is likely the shard's own fault (a
+body that kills the process), and the sync fails saying which worker stopped."""

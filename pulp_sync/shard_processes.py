@@ -33,7 +33,8 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any, NoReturn
+from functools import partial
+from typing import IO, Any
 
 from django.db import connections
 
@@ -43,7 +44,7 @@ from pulp_sync.progress import ProgressSink
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
 from pulp_sync.store import artifact_store
 
-__all__ = ["Work", "Progress", "run_shards", "PipeProgress"]
+__all__ = ["Work", "Progress", "Runner", "run_shards", "fork_child", "terminate", "PipeProgress", "Stopped"]
 
 Work = Callable[[Shard, str, ProgressSink], ShardCounts]
 """A shard's downloads, in its process: the shard, the prefix of its workspace, where its progress goes;
@@ -52,6 +53,10 @@ what it did, or ShardStopped."""
 Progress = Callable[[int, int], None]
 """Called with the files and bytes done since the last call, and with (0, 0) at least every
 `defaults.SHARD_POLL_SECONDS`: the sync's progress, which stops the sync by raising (a cancel)."""
+
+Runner = Callable[[Sequence[Shard], str, Work, Callable[[], None], Progress], list[ShardCounts]]
+"""How a split sync's shards are run: `run_shards` (processes on this host), or on RQ workers
+(pulp_sync.shard_board.on_workers)."""
 
 _INHERITED: list[Any] = []
 """The parent's database connections, in a child: kept from the garbage collector, which would close them."""
@@ -100,19 +105,43 @@ def _children(shards: Sequence[Shard], prefix: str, work: Work) -> Iterator[list
 
 
 def _fork(shard: Shard, workspace_prefix: str, work: Work, siblings: Sequence[_Child]) -> _Child:
-    to_child, from_parent = os.pipe()[::-1]  # (write end, read end)
     from_child, to_parent = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        for descriptor in (to_child, from_child, *(fd for s in siblings for fd in (s.input, s.output))):
-            os.close(descriptor)
-        _child_main(shard, workspace_prefix, work, from_parent, to_parent)
-    os.close(from_parent)
+    inherited = (from_child, *(fd for s in siblings for fd in (s.input, s.output)))
+    pid, to_child = fork_child(partial(_shard_main, shard, workspace_prefix, work, to_parent), inherited)
     os.close(to_parent)
     os.set_blocking(from_child, False)
     return _Child(shard, pid, output=from_child, input=to_child)
+
+
+def fork_child(run: Callable[[], int], inherited: Sequence[int] = ()) -> tuple[int, int]:
+    """Fork a child that ends with this process: it closes the `inherited` descriptors (the parent's ends of
+    other pipes), sets aside the parent's database connections, runs `run` and ends with os._exit and its
+    exit code (1 if it raised, 143 if SIGTERM stopped it). In the parent: the child's pid, and the write
+    end of a pipe whose end (closing it, or this process ending however it ends) stops the child."""
+    from_parent, to_child = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid:
+        os.close(from_parent)
+        return pid, to_child
+    code = 1
+    try:
+        for descriptor in (to_child, *inherited):
+            os.close(descriptor)
+        _set_aside_the_parents_connections()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, _raise_stopped)
+        threading.Thread(target=_end_with_parent, args=(from_parent,), name="parent", daemon=True).start()
+        code = run()
+    except Stopped:
+        code = 128 + signal.SIGTERM
+    except BaseException:  # noqa: BLE001 - a child never returns into the parent's code
+        traceback.print_exc()
+    finally:
+        connections.close_all()  # the child's own connections; the parent's are set aside
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def _follow(children: list[_Child], progress: Progress) -> list[ShardCounts]:
@@ -173,15 +202,16 @@ def _how_it_ended(code: int) -> str:
 
 
 def _stop(child: _Child) -> None:
-    """End a child that still runs (SIGTERM, then SIGKILL after `defaults.SHARD_STOP_SECONDS`), and close
-    its pipes."""
+    """End a child that still runs (`terminate`), and close its pipes."""
     if child.status is None:
-        _terminate(child.pid)
+        terminate(child.pid)
     for descriptor in (child.input, child.output):
         os.close(descriptor)
 
 
-def _terminate(pid: int) -> None:
+def terminate(pid: int) -> None:
+    """End a forked child: SIGTERM (it records what it verified on the way out), then SIGKILL after
+    `defaults.SHARD_STOP_SECONDS`; reaped either way."""
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + defaults.SHARD_STOP_SECONDS
     while time.monotonic() < deadline:
@@ -219,29 +249,15 @@ class PipeProgress:
         self._sent = time.monotonic()
 
 
-class _Stopped(BaseException):
-    """SIGTERM in a child: unwind (a BaseException, so no handler of errors takes it for a failure),
+class Stopped(BaseException):
+    """SIGTERM in a forked child: unwind (a BaseException, so no handler of errors takes it for a failure),
     recording what was downloaded on the way (the sync's `finally`)."""
 
 
-def _child_main(shard: Shard, workspace_prefix: str, work: Work, from_parent: int, to_parent: int) -> NoReturn:
-    """The child's whole life: set aside what the fork copied, run the work, report, and end."""
-    code = 1
-    try:
-        _set_aside_the_parents_connections()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, _raise_stopped)
-        threading.Thread(target=_end_with_parent, args=(from_parent,), name="parent", daemon=True).start()
-        with os.fdopen(to_parent, "w", encoding="ascii") as out:
-            code = _report(out, shard, workspace_prefix, work)
-    except _Stopped:
-        code = 128 + signal.SIGTERM
-    except BaseException:  # noqa: BLE001 - a child never returns into the parent's code
-        traceback.print_exc()
-    finally:
-        connections.close_all()  # the child's own connections; the parent's are set aside
-        sys.stderr.flush()
-        os._exit(code)
+def _shard_main(shard: Shard, workspace_prefix: str, work: Work, to_parent: int) -> int:
+    """A shard's child: run the work, report on the pipe; the exit code."""
+    with os.fdopen(to_parent, "w", encoding="ascii") as out:
+        return _report(out, shard, workspace_prefix, work)
 
 
 def _report(out: IO[str], shard: Shard, workspace_prefix: str, work: Work) -> int:
@@ -266,7 +282,7 @@ def _set_aside_the_parents_connections() -> None:
 
 
 def _raise_stopped(signum: int, _frame: object) -> None:
-    raise _Stopped(signum)
+    raise Stopped(signum)
 
 
 def _end_with_parent(from_parent: int) -> None:

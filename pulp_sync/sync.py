@@ -41,11 +41,11 @@ from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink
-from pulp_sync.shard_processes import run_shards
+from pulp_sync.shard_processes import Runner, run_shards
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, how_many, split
 from pulp_sync.store import ArtifactStore, artifact_store
 
-__all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped"]
+__all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped", "download_shard"]
 
 
 log = logging.getLogger(__name__)
@@ -204,6 +204,7 @@ def sync_repository(
     progress: ProgressSink | None = None,
     workspace_prefix: str = "sync",
     manifest_file: Path | None = None,
+    runner: Runner = run_shards,
 ) -> SyncReport:
     """Sync `repository` from `remote` and return what was done; raise SyncError if it cannot finish.
 
@@ -211,7 +212,8 @@ def sync_repository(
     so syncing again downloads only the rest. `workspace_prefix` names the sync's temp dir in the
     store (see ArtifactStore.workspace). With `manifest_file` the manifest's lines are read from
     that local file (a sample of the remote's, say) instead of the remote's URL; the files are
-    fetched relative to the URL all the same.
+    fetched relative to the URL all the same. `runner` runs the shards of a split sync
+    (Remote.download_processes): processes on this host, or an RQ task's (pulp_sync.shard_board).
     """
     downloader, concurrency = downloader_for(remote)
     store = artifact_store()
@@ -227,7 +229,7 @@ def sync_repository(
                 plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
                 tally.processes = how_many(remote.download_processes, plan.missing, plan.missing_bytes)
                 if tally.processes > 1:
-                    _download_in_shards(remote, plan, workspace, progress, tally)
+                    _download_in_shards(remote, plan, workspace, progress, tally, runner)
                 else:
                     requests = _spooled_requests(plan.spool, remote.url)
                     _download(downloader, requests, plan, store, workspace, progress, tally)
@@ -241,9 +243,10 @@ def sync_repository(
     return tally.report(version)
 
 
-def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: ProgressSink, tally: _Tally) -> None:
-    """The planned downloads in `tally.processes` processes (pulp_sync.shards), each with the remote's
-    downloader; their progress summed into this sync's; ShardFailed at the first shard that fails."""
+def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: ProgressSink, tally: _Tally,
+                        runner: Runner) -> None:
+    """The planned downloads in `tally.processes` shards (pulp_sync.shards) run by `runner`, each with the
+    remote's downloader; their progress summed into this sync's; ShardFailed at the first that fails."""
     shards = split(plan.spool, tally.processes, workspace)
     tally.processes = len(shards)
     prefix = workspace.name.rpartition("@")[0]  # under this sync's workspace prefix, so a reaped task's go too
@@ -253,7 +256,7 @@ def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: 
         progress.advance(files, size)
 
     try:
-        for counts in run_shards(shards, prefix, partial(_download_shard, remote),
+        for counts in runner(shards, prefix, partial(download_shard, remote),
                                  partial(progress.start, plan.missing, plan.missing_bytes), advance):
             tally.add(counts)
     except ShardFailed as failed:
@@ -263,7 +266,7 @@ def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: 
         progress.finish()
 
 
-def _download_shard(remote: Remote, shard: Shard, workspace_prefix: str, progress: ProgressSink) -> ShardCounts:
+def download_shard(remote: Remote, shard: Shard, workspace_prefix: str, progress: ProgressSink) -> ShardCounts:
     """A shard of a split sync, in its own process: download, adopt and record its spooled files as an unsplit
     sync does, in a workspace of its own; DownloadStopped at the first failure."""
     downloader, concurrency = downloader_for(remote)

@@ -63,6 +63,8 @@ from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.permissions import may_use_remote
 from pulp_sync.processes import process_alive, this_process
 from pulp_sync.progress import ProgressSink
+from pulp_sync.shard_board import Board, abandon, alive_here_or_beating, on_workers
+from pulp_sync.shard_processes import Runner, run_shards
 from pulp_sync.store import artifact_store
 from pulp_sync.sync import SyncError, sync_repository
 
@@ -212,7 +214,7 @@ def run_sync_task(task_id: str, manifest_file: str | None = None) -> str:
     connections.close_all()
     try:
         local = None if manifest_file is None else Path(manifest_file)
-        state = str(_run(task_id, worker=job.worker_name or "", manifest_file=local))
+        state = str(_run(task_id, worker=job.worker_name or "", manifest_file=local, queue=job.origin))
         log.info("Task %s %s", task_id, state)
         return state
     finally:
@@ -380,8 +382,9 @@ def _enqueue(task: Task, manifest_file: Path | None = None) -> None:
         _end(task.pk, TaskState.FAILED, error=f"the task could not be queued on Redis at {where}: {one_line(error)}")
 
 
-def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
-    """Run a waiting task here, from running to completed or failed; its final state."""
+def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: str | None = None) -> str:
+    """Run a waiting task here, from running to completed or failed; its final state. `queue`: the RQ
+    queue the task came from, where its split sync's shards go (None: inline, shards in processes here)."""
     started = Task.objects.filter(pk=task_id, state=TaskState.WAITING)
     if not started.update(state=TaskState.RUNNING, started=timezone.now(), worker=worker):
         state = Task.objects.filter(pk=task_id).values_list("state", flat=True).first()
@@ -399,7 +402,8 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
     progress = TaskProgress(task_id)
     try:
         with locks.interrupting(progress.check):
-            report = sync_repository(remote, repository, progress, _workspace_prefix(task_id), manifest_file)
+            report = sync_repository(remote, repository, progress, _workspace_prefix(task_id), manifest_file,
+                                     _shard_runner(task, worker, queue))
     except TaskCanceled:
         _finish_cancel(task_id)
         return TaskState.CANCELED
@@ -413,6 +417,17 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None) -> str:
     version = None if report.version is None else repository.versions.get(number=report.version)
     _end(task_id, TaskState.COMPLETED, report=report.as_dict(), created_version=version)
     return TaskState.COMPLETED
+
+
+def _shard_runner(task: Task, worker: str, queue: str | None) -> Runner:
+    """How the task's sync runs its shards, if it splits: an RQ task's on the board, for every worker of its
+    queue to take (pulp_sync.shard_board); an inline task's in processes on this host."""
+    if queue is None:
+        return run_shards
+    connection = redis_connection()
+    alive = alive_here_or_beating(lambda taker: bool(connection.exists(_ALIVE_KEY + taker)))
+    assert task.remote is not None, "refused before"
+    return on_workers(connection, queue, str(task.pk), task.remote.pk, worker, alive)
 
 
 def _why_refused(task: Task) -> str | None:
@@ -488,6 +503,7 @@ def _abandon(task_id: Any, cause: str) -> bool:
         return True
     if not _end(task_id, TaskState.FAILED, error=f"{cause}; the sync was abandoned: sync again to finish it"):
         return False
+    _end_shards(task_id)
     artifact_store().remove_workspaces(_workspace_prefix(task_id))
     log.warning("Task %s failed: %s", task_id, cause)
     return True
@@ -498,9 +514,23 @@ def _finish_cancel(task_id: Any) -> bool:
     canceling = Task.objects.filter(pk=task_id, state=TaskState.CANCELING)
     if not canceling.update(state=TaskState.CANCELED, finished=timezone.now()):
         return False
+    _end_shards(task_id)
     artifact_store().remove_workspaces(_workspace_prefix(task_id))
     log.info("Task %s canceled", task_id)
     return True
+
+
+def _end_shards(task_id: Any) -> None:
+    """End the board of the task's split sync, if it had one, when the task's own process cannot (it was
+    killed, or stopped by RQ): its takers on other workers stop (shard_board.abandon). Only an RQ task's
+    sync has a board."""
+    if not Task.objects.filter(pk=task_id).exclude(job_id="").exists():
+        return
+    try:
+        abandon(Board(redis_connection(), str(task_id)))
+    except RedisError as error:
+        log.warning("Could not reach Redis at %s to end the shards of task %s: %s", redis_location(), task_id,
+                    one_line(error))
 
 
 def _redis_command(task_id: Any, command: Callable[[Job], object]) -> None:

@@ -1,0 +1,42 @@
+"""The RQ job that takes shards of a split sync from its board (pulp_sync.shard_board), on any worker.
+
+Queued by the task that splits its sync, one per shard but the first; a job that finds the board
+canceled, gone or empty ends at once, so jobs left on the queue after their sync ended cost nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+
+from django.db import connections
+from rq.job import get_current_job
+
+from pulp_sync.models import Remote
+from pulp_sync.processes import this_process
+from pulp_sync.shard_board import Board, take_shards
+from pulp_sync.sync import download_shard
+from pulp_sync.tasks import redis_connection
+
+__all__ = ["take_shards_job"]
+
+log = logging.getLogger(__name__)
+
+
+def take_shards_job(task_id: str) -> str:
+    """Take shards of task `task_id`'s split sync until none waits; what it did, for RQ's record. It opens
+    its own database connection and closes it at the end, as a task's job does (tasks.run_sync_task)."""
+    job = get_current_job()
+    board = Board(redis_connection(), task_id)
+    meta = board.meta()
+    if not meta or board.canceled():
+        return "the split sync had ended"
+    connections.close_all()
+    try:
+        remote = Remote.objects.get(pk=int(meta["remote"]))
+        taker = (job.worker_name if job else None) or this_process()
+        take_shards(board, partial(download_shard, remote), taker, job.id if job else "")
+    finally:
+        connections.close_all()
+    log.info("Took shards of task %s", task_id)
+    return "took shards"
