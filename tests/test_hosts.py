@@ -301,6 +301,39 @@ def test_workers_on_two_hosts_sync_and_outlive_a_lost_host(remote: str, service:
                 process.kill()
 
 
+def test_a_split_sync_spreads_its_shards_over_the_hosts(remote: str, service: dict[str, str]) -> None:
+    """One sync of four files of 1 MB split in four: its shards are taken by workers of both hosts (the
+    board in Redis names each shard's process, host:pid, while it runs), into one version."""
+    workers = [_worker(host, service) for host in (1, 1, 2, 2)]
+    redis = Redis.from_url("redis://127.0.0.1:6379/0")
+    try:
+        _wait_for_workers(service["PULP_SYNC_QUEUE"], 4)
+        _dispatch(service, remote, 7, "--processes", "4")
+        takers: set[str] = set()
+
+        def done(tasks: list[dict[str, Any]]) -> bool:
+            for key in redis.scan_iter(match="pulp-sync:split:*:shard:*"):
+                process = redis.hget(key, "process")
+                if process:
+                    takers.add(process.decode().rpartition(":")[0])
+            return bool(tasks) and all(t["state"] in ("completed", "failed") for t in tasks)
+
+        tasks = _until(service, done, 60)
+        assert [t["state"] for t in tasks] == ["completed"], tasks
+        assert takers == {"pulp-sync-host-1", "pulp-sync-host-2"}, takers
+        verified = subprocess.run([str(PULP_SYNC), "verify"], env=service, capture_output=True, text=True,
+                                  timeout=120)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+    finally:
+        for process in workers:
+            process.terminate()
+        for process in workers:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
 def _worker(host: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(["bash", str(HOSTS), "exec", str(host), str(PULP_SYNC), "worker"], env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -316,10 +349,10 @@ def _wait_for_workers(queue: str, count: int) -> None:
         time.sleep(0.2)
 
 
-def _dispatch(env: dict[str, str], remote: str, number: int) -> None:
+def _dispatch(env: dict[str, str], remote: str, number: int, *options: str) -> None:
     done = subprocess.run([str(PULP_SYNC), "sync", f"{remote}repo-{number}/PULP_MANIFEST", "--tasking", "rq",
-                           "--no-wait", "--concurrency", "2", "--json"], env=env, capture_output=True, text=True,
-                          timeout=120)
+                           "--no-wait", "--concurrency", "2", "--json", *options], env=env, capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
 
