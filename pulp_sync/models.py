@@ -371,6 +371,10 @@ class Task(models.Model):
     artifacts_done = models.PositiveIntegerField(default=0)
     bytes_total = models.PositiveBigIntegerField(default=0)
     bytes_done = models.PositiveBigIntegerField(default=0)
+    shards = models.JSONField(
+        null=True,
+        help_text="A split sync's shards, each with its files and bytes, to do and done (progress.ShardProgress).",
+    )
     report = models.JSONField(null=True)
     job_id = models.CharField(max_length=64, blank=True, default="", help_text="The RQ job's id; empty inline.")
     dispatched_by = models.ForeignKey(

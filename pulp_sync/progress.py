@@ -15,7 +15,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-__all__ = ["ProgressSink", "NullProgress", "RichProgress", "progress_for"]
+__all__ = ["ProgressSink", "ShardsSink", "ShardProgress", "NullProgress", "RichProgress", "progress_for"]
 
 
 @runtime_checkable
@@ -27,6 +27,18 @@ class ProgressSink(Protocol):
     def advance(self, artifacts: int, bytes: int) -> None: ...
 
     def finish(self) -> None: ...
+
+
+ShardProgress = dict[str, int]
+"""One shard of a split sync, as a task records it: `shard` (from 1), `files`, `files_done`, `bytes`,
+`bytes_done`."""
+
+
+@runtime_checkable
+class ShardsSink(ProgressSink, Protocol):
+    """A ProgressSink that also keeps each shard's progress of a split sync (a task's, for its record)."""
+
+    def shards(self, reports: list[ShardProgress]) -> None: ...
 
 
 class NullProgress:

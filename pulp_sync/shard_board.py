@@ -316,7 +316,7 @@ class _Watch:
 
     def until_done(self) -> list[ShardCounts]:
         while True:
-            self.progress(0, 0)
+            self.progress(None, 0, 0)
             shards = self.board.shards(self.count)
             for index, fields in enumerate(shards):
                 self._follow(index, fields)
@@ -329,7 +329,7 @@ class _Watch:
         files, size = int(fields.get("files_done", 0)), int(fields.get("bytes_done", 0))
         before = self.seen.get(index, (0, 0))
         if (files, size) != before:
-            self.progress(files - before[0], size - before[1])
+            self.progress(index, files - before[0], size - before[1])
             self.seen[index] = (files, size)
         state = fields.get("state")
         if state == "failed":

@@ -50,9 +50,10 @@ Work = Callable[[Shard, str, ProgressSink], ShardCounts]
 """A shard's downloads, in its process: the shard, the prefix of its workspace, where its progress goes;
 what it did, or ShardStopped."""
 
-Progress = Callable[[int, int], None]
-"""Called with the files and bytes done since the last call, and with (0, 0) at least every
-`defaults.SHARD_POLL_SECONDS`: the sync's progress, which stops the sync by raising (a cancel)."""
+Progress = Callable[[int | None, int, int], None]
+"""Called with a shard's index and the files and bytes it did since its last call, and with (None, 0, 0)
+at least every `defaults.SHARD_POLL_SECONDS`: the sync's progress, which stops the sync by raising (a
+cancel)."""
 
 Runner = Callable[[Sequence[Shard], str, Work, Callable[[], None], Progress], list[ShardCounts]]
 """How a split sync's shards are run: `run_shards` (processes on this host), or on RQ workers
@@ -150,7 +151,7 @@ def _follow(children: list[_Child], progress: Progress) -> list[ShardCounts]:
         for child in children:
             selector.register(child.output, selectors.EVENT_READ, child)
         while selector.get_map():  # one entry per child that still runs
-            progress(0, 0)
+            progress(None, 0, 0)
             for key, _ in selector.select(defaults.SHARD_POLL_SECONDS):
                 child = key.data
                 if not _read(child, progress):
@@ -177,7 +178,7 @@ def _read(child: _Child, progress: Progress) -> bool:
 
 def _event(child: _Child, event: dict[str, Any], progress: Progress) -> None:
     if "progress" in event:
-        progress(*event["progress"])
+        progress(child.shard.index, *event["progress"])
     elif "done" in event:
         child.counts = ShardCounts(**event["done"])
     elif "failed" in event:

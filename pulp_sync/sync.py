@@ -40,7 +40,7 @@ from pulp_sync.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
-from pulp_sync.progress import NullProgress, ProgressSink
+from pulp_sync.progress import NullProgress, ProgressSink, ShardsSink
 from pulp_sync.shard_processes import Runner, run_shards
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, how_many, split
 from pulp_sync.store import ArtifactStore, artifact_store
@@ -250,14 +250,23 @@ def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: 
     shards = split(plan.spool, tally.processes, workspace)
     tally.processes = len(shards)
     prefix = workspace.name.rpartition("@")[0]  # under this sync's workspace prefix, so a reaped task's go too
+    reports = [{"shard": shard.index + 1, "files": shard.files, "files_done": 0, "bytes": shard.bytes,
+                "bytes_done": 0} for shard in shards]
+    if isinstance(progress, ShardsSink):
+        progress.shards(reports)
 
-    def advance(files: int, size: int) -> None:
-        tally.advance(files, size)
+    def advance(index: int | None, files: int, size: int) -> None:
+        if index is not None:
+            tally.advance(files, size)
+            reports[index]["files_done"] += files
+            reports[index]["bytes_done"] += size
+            if isinstance(progress, ShardsSink):
+                progress.shards(reports)
         progress.advance(files, size)
 
     try:
         for counts in runner(shards, prefix, partial(download_shard, remote),
-                                 partial(progress.start, plan.missing, plan.missing_bytes), advance):
+                             partial(progress.start, plan.missing, plan.missing_bytes), advance):
             tally.add(counts)
     except ShardFailed as failed:
         tally.add(failed.counts)

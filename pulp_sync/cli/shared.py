@@ -78,6 +78,7 @@ def task_dict(task: Task) -> dict[str, Any]:
         "artifacts_done": task.artifacts_done,
         "bytes_total": task.bytes_total,
         "bytes_done": task.bytes_done,
+        "shards": task.shards,
         "created_version": task.created_version.number if task.created_version else None,
         "report": task.report,
         "job_id": task.job_id,

@@ -155,6 +155,15 @@ def test_a_task_in_pulps_shape(client: APIClient) -> None:
         {"message": "Downloading Bytes", "code": "sync.downloading.bytes", "state": "completed",
          "total": 30, "done": 30, "suffix": None},
     ]
+    completed.shards = [{"shard": 1, "files": 2, "files_done": 2, "bytes": 20, "bytes_done": 20},
+                        {"shard": 2, "files": 1, "files_done": 0, "bytes": 10, "bytes_done": 0}]
+    completed.save()
+    assert call(client, "GET", f"tasks/{completed.pk}/").json()["progress_reports"][2:] == [
+        {"message": "Downloading Artifacts, shard 1 of 2", "code": "sync.downloading.shard", "state": "completed",
+         "total": 2, "done": 2, "suffix": None},
+        {"message": "Downloading Artifacts, shard 2 of 2", "code": "sync.downloading.shard", "state": "completed",
+         "total": 1, "done": 0, "suffix": None},
+    ], "a split sync's shards, each its own report"
     failure = call(client, "GET", f"tasks/{failed.pk}/").json()
     assert (failure["error"], failure["worker"]) == ({"description": "could not fetch the manifest: HTTP 404"}, None)
     assert (failure["created_resources"], failure["reserved_resources_record"]) == ([], [])

@@ -74,6 +74,9 @@ def test_with_no_other_worker_free_the_task_takes_every_shard_itself(
     assert task.report is not None and (task.report["processes"], task.report["artifacts_downloaded"]) == (3, FILES)
     assert (task.artifacts_done, task.artifacts_total) == (FILES, FILES), "the shards' progress, summed"
     assert task.bytes_done == task.bytes_total == task.report["bytes_downloaded"]
+    assert task.shards is not None and [s["shard"] for s in task.shards] == [1, 2, 3], task.shards
+    assert all(s["files_done"] == s["files"] and s["bytes_done"] == s["bytes"] for s in task.shards), task.shards
+    assert sum(s["files"] for s in task.shards) == FILES
     assert task.created_version is not None and task.created_version.number == 1
     assert_store_is_sound()
 

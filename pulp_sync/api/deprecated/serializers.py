@@ -80,11 +80,11 @@ class ArtifactSerializer(serializers.ModelSerializer):
 
 
 class TaskProgressSerializer(serializers.ModelSerializer):
-    """How far a task is: artifacts and bytes to download, and done."""
+    """How far a task is: artifacts and bytes to download, and done; for a split sync, each shard's too."""
 
     class Meta:
         model = Task
-        fields = ["artifacts_total", "artifacts_done", "bytes_total", "bytes_done"]
+        fields = ["artifacts_total", "artifacts_done", "bytes_total", "bytes_done", "shards"]
 
 
 class TaskSerializer(serializers.ModelSerializer):

@@ -351,7 +351,8 @@ class TaskSerializer(PulpFields, serializers.ModelSerializer):
 
 
 def _progress(task: Task) -> list[tuple[str, str, int, int]]:
-    """(message, code, total, done) of each progress report: a sync's downloads, an orphan cleanup's deletions."""
+    """(message, code, total, done) of each progress report: a sync's downloads (and, split, each shard's
+    artifacts), an orphan cleanup's deletions."""
     if task.name == ORPHAN_CLEANUP:
         counts = task.report or {}
         content, artifacts = counts.get("content_removed", 0), counts.get("artifacts_removed", 0)
@@ -359,9 +360,12 @@ def _progress(task: Task) -> list[tuple[str, str, int, int]]:
             ("Clean up orphan Content", "clean-up.content", content, content),
             ("Clean up orphan Artifacts", "clean-up.artifacts", artifacts, artifacts),
         ]
+    shards = task.shards or []
     return [
         ("Downloading Artifacts", "sync.downloading.artifacts", task.artifacts_total, task.artifacts_done),
         ("Downloading Bytes", "sync.downloading.bytes", task.bytes_total, task.bytes_done),
+        *((f"Downloading Artifacts, shard {shard['shard']} of {len(shards)}", "sync.downloading.shard",
+           shard["files"], shard["files_done"]) for shard in shards),
     ]
 
 
