@@ -84,12 +84,16 @@ def pulp(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PulpSync]:
         yield cli
 
 
-def test_syncs_sharing_content_started_together_all_complete(pulp: PulpSync, remote: str) -> None:
-    for round_ in range(ROUNDS):
+@pytest.mark.parametrize(("processes", "rounds"), [("1", ROUNDS), ("3", 2)], ids=["whole", "split"])
+def test_syncs_sharing_content_started_together_all_complete(
+        pulp: PulpSync, remote: str, processes: str, rounds: int) -> None:
+    """Split in three, twelve processes record artifacts at once, in overlapping digest ranges."""
+    for round_ in range(rounds):
         reset = pulp.run("reset", "--yes")
         assert reset.returncode == 0, reset.stderr
         finished = _together(pulp, [
-            ["sync", f"{remote}repo-{n}/PULP_MANIFEST", "--downloader", ("asyncio", "futures")[n % 2]]
+            ["sync", f"{remote}repo-{n}/PULP_MANIFEST", "--downloader", ("asyncio", "futures")[n % 2],
+             "--processes", processes]
             for n in range(REPOSITORIES)
         ])
         assert [status for status, _ in finished] == [0] * REPOSITORIES, f"round {round_}: {finished}"
