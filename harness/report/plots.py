@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -17,7 +18,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
 from harness.analysis.findings import Analysis, Cell, throughput_mb_s
+from harness.analysis.stats import Summary
 from harness.analysis.sweep import SweepLine
+from harness.experiment.spec import Variant
 from harness.results.folder import Results
 from harness.results.records import RunRecord
 
@@ -40,6 +43,8 @@ def plot_experiment(folder: Path, results: Results, analysis: Analysis) -> list[
     ]
     if any(pair.comparison is not None for pair in analysis.pairs):
         written.append(_save(folder, "ratios", _ratios(results, analysis)))
+    if len({str(variant.processes) for variant in _syncs(results)}) > 1:
+        written.append(_save(folder, "processes", _processes(results, analysis)))
     return written
 
 
@@ -158,6 +163,81 @@ def _ratios(results: Results, analysis: Analysis) -> Figure:
     axes.grid(True, axis="x", which="both", alpha=0.3)
     axes.legend(fontsize="small", loc="lower right")
     return figure
+
+
+_PROCESS_FIGURES: tuple[tuple[str, Callable[[Cell], Summary | None]], ...] = (
+    ("files/s", lambda cell: cell.files_per_second),
+    ("MB/s", lambda cell: cell.throughput),
+)
+"""What the processes plot shows against processes: files and bytes per second (geometric means, 95% CI)."""
+
+
+def _syncs(results: Results) -> list[Variant]:
+    """The variants that are pulp-sync syncs (which `processes` can split), not programs or Pulp servers."""
+    return [v for v in results.experiment.variants if not (v.is_command or v.is_pulp_api)]
+
+
+def _processes(results: Results, analysis: Analysis) -> Figure:
+    """Files/s and MB/s against the processes a sync used, a line per downloader, one row per manifest;
+    `auto` drawn as a star where it landed (the processes its runs used), programs (curl) as dashed
+    levels: when more processes stop paying, and how far from the peers, shows at a glance."""
+    manifests = results.experiment.manifests
+    figure = Figure(figsize=(11, 3.8 * len(manifests)), layout="constrained")
+    grid = figure.subplots(len(manifests), len(_PROCESS_FIGURES), squeeze=False)
+    for row, manifest in enumerate(manifests):
+        for column, (label, summary_of) in enumerate(_PROCESS_FIGURES):
+            _processes_panel(grid[row][column], results, analysis, manifest, summary_of)
+            grid[row][column].set_title(f"{manifest}: {label}")
+            grid[row][column].set_ylabel(f"{label}, geometric mean, 95% CI")
+    figure.suptitle(f"{results.experiment.name}: throughput against the processes one sync used")
+    return figure
+
+
+def _processes_panel(axes: Any, results: Results, analysis: Analysis, manifest: str,
+                     summary_of: Callable[[Cell], Summary | None]) -> None:
+    downloaders = sorted({variant.downloader for variant in _syncs(results)})
+    for index, downloader in enumerate(downloaders):
+        for auto in (False, True):
+            points = sorted(point for variant in _syncs(results)
+                            if variant.downloader == downloader and (str(variant.processes) == "auto") == auto
+                            for point in [_point(results, analysis, manifest, variant.name, summary_of)] if point)
+            if points:
+                xs, ys, lows, highs = zip(*points, strict=True)
+                errors = [[y - low for y, low in zip(ys, lows, strict=True)],
+                          [high - y for y, high in zip(ys, highs, strict=True)]]
+                axes.errorbar(xs, ys, yerr=errors, color=f"C{index}", capsize=3, marker="*" if auto else "o",
+                              markersize=12 if auto else 6, linestyle="none" if auto else "-",
+                              label=f"{downloader} (auto)" if auto else downloader)
+    for index, variant in enumerate(v for v in results.experiment.variants if v.is_command):
+        summary = summary_of(analysis.cell(manifest, variant.name))
+        if summary is not None and summary.geometric_mean is not None:
+            axes.axhline(summary.geometric_mean, color="black", linestyle=("--", ":", "-.")[index % 3],
+                         label=variant.name)
+    axes.set_xscale("log", base=2)
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axes.set_xlabel("processes (as the runs used them)")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _point(results: Results, analysis: Analysis, manifest: str, variant: str,
+           summary_of: Callable[[Cell], Summary | None]) -> tuple[float, float, float, float] | None:
+    """(processes used, geometric mean, CI low, CI high) of a cell; None without counted runs."""
+    used = _processes_used(results, manifest, variant)
+    summary = summary_of(analysis.cell(manifest, variant))
+    if used is None or summary is None or summary.geometric_mean is None:
+        return None
+    centre = summary.geometric_mean
+    low = centre if summary.ci_low is None else summary.ci_low
+    high = centre if summary.ci_high is None else summary.ci_high
+    return used, centre, low, high
+
+
+def _processes_used(results: Results, manifest: str, variant: str) -> float | None:
+    """The median of the processes a cell's counted runs used (what `auto` came to); None without any."""
+    used = [r.processes for r in results.runs
+            if r.variant == variant and r.manifest == manifest and r.counted and r.processes is not None]
+    return float(np.median(used)) if used else None
 
 
 def _timeline(results: Results) -> Figure:

@@ -118,6 +118,23 @@ def test_render_makes_plots_summary_and_a_report(tmp_path: Path, results: Result
     assert "asyncio ran 1.30" in text and "Error: boom" in text
     summary = (tmp_path / "summary.md").read_text()
     assert "## Mean sync time (s)" in summary and "| 100 | 100 | 10.0 | 1.000 | 1.300 |" in summary
+    assert "processes" not in rendered.plots, "no processes plot when every sync is one process"
+
+
+def test_variants_that_split_their_sync_get_throughput_against_processes(tmp_path: Path) -> None:
+    variants = (Variant("one", "asyncio"), Variant("two", "asyncio", processes=2),
+                Variant("auto", "asyncio", processes="auto"),
+                Variant("curl", kind="command", command="curl --config {curl_config}"))
+    spec = Experiment(name="cores", variants=variants, manifests=("100",), runs=3, warmup=0, baseline="one")
+    used = {"one": (1, 3.0), "two": (2, 2.0), "auto": (2, 2.1), "curl": (None, 1.0)}
+    runs = [make_run(name, seconds * (1 + 0.01 * round_), round_, processes=processes)
+            for round_ in (1, 2, 3) for name, (processes, seconds) in used.items()]
+    save_run_outputs(tmp_path, Results(experiment=spec, runs=runs, manifests={"100": {"files": 100, "bytes": 10**7}}))
+    rendered = render(tmp_path)
+    assert "processes" in rendered.plots
+    check_png(tmp_path / "processes.png")
+    svg = (tmp_path / "processes.svg").read_text()
+    assert all(label in svg for label in ("asyncio (auto)", "curl", "files/s", "MB/s")), "legend and panels"
 
 
 def _rounds(times: dict[str, tuple[float, float]], rounds: int = 6) -> Results:
