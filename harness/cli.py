@@ -3,7 +3,7 @@
 Errors a user can fix are one `Error:` line; an interrupted experiment says how to continue it.
 The exit status says how an experiment went, so that a CI can gate on it: `_EXIT_STATUS` lists it
 under `run` and `sweep --help` (1 when a counted run failed, 2 for a usage error), and `compare`
-exits 3 on a regression beyond `--fail-on-regression`.
+exits 3 on a regression beyond `--fail-on-regression`, 4-6 when the comparison measured nothing.
 
 Each command imports what it needs when it runs (scipy and matplotlib take over a second to import):
 mounting `bench_group` adds nothing to the start-up of other pulp-sync commands, whose timings the
@@ -207,15 +207,20 @@ def report_command(folder: Path) -> None:
 @bench_group.command("compare")
 @click.argument("old", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("new", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object instead of a table.")
+@click.option("--format", "output", type=click.Choice(["table", "json", "markdown"]), default="table",
+              show_default=True, help="table: for people; json: one object for scripts; markdown: for a pull "
+              "request's comment.")
+@click.option("--json", "as_json", is_flag=True, help="The same as --format json.")
 @click.option("--fail-on-regression", "threshold", type=click.FloatRange(min=0), metavar="PCT",
-              help="Exit 3 if a cell is significantly slower in NEW by more than PCT percent of OLD's mean.")
-def compare_command(old: Path, new: Path, as_json: bool, threshold: float | None) -> None:
+              help="Fail if a cell is significantly slower in NEW by more than PCT percent of OLD, or if NEW "
+              "measured nothing OLD did, lacks a cell of OLD or has failed runs (exit status below).")
+def compare_command(old: Path, new: Path, output: str, as_json: bool, threshold: float | None) -> None:
     """Per-cell change of sync time from results folder OLD to NEW, with Welch's t-test.
 
     With --fail-on-regression, a cell that NEW made significantly slower (Welch's p below the
-    experiment's alpha) by more than PCT percent of OLD's mean time fails the command, as asv's
-    `continuous` gates a CI; each such cell is named on stderr.
+    experiment's alpha) by more than PCT percent (the change the verdict states, from the ratio of
+    geometric means) fails the command, as asv's `continuous` gates a CI; so does a comparison that
+    measured nothing: each cause is named on stderr.
 
     \b
     Exit status:
@@ -223,29 +228,37 @@ def compare_command(old: Path, new: Path, as_json: bool, threshold: float | None
       1  an error, e.g. a folder that holds no results.json
       2  a usage error: a bad flag or argument
       3  some cell regressed beyond PCT
+      4  no manifest x variant of OLD is in NEW: nothing was compared
+      5  NEW lacks cells that OLD measured
+      6  runs of NEW failed, or a cell of NEW has no counted run
     """
-    from harness.analysis.compare import change_document, compare_results, setup_differences
+    from harness.analysis.compare import change_document, change_markdown, compare_results, setup_differences
     from harness.results.folder import load_results
 
     before, after = load_results(old), load_results(new)
     changes, notes, alpha = compare_results(before, after), setup_differences(before, after), after.experiment.alpha
-    if as_json:
-        click.echo(json.dumps(change_document(changes, notes, alpha, threshold), indent=2))
+    gate = _gate(before, after, changes, threshold) if threshold is not None else []
+    output = "json" if as_json else output
+    if output == "json":
+        click.echo(json.dumps({**change_document(changes, notes, alpha, threshold),
+                               "gate": [{"status": status, "line": line} for status, line in gate]}, indent=2))
+    elif output == "markdown":
+        click.echo(change_markdown(f"{old.name} -> {new.name}", changes, notes, [line for _, line in gate]), nl=False)
     else:
         _print_changes(f"{old.name} -> {new.name}", changes, notes)
-    if threshold is not None:
-        _gate(changes, threshold)
+    for _, line in gate:
+        click.echo(line, err=True)
+    if gate:
+        sys.exit(gate[0][0])  # the first cause: nothing measured (4-6) before a regression (3)
 
 
-def _gate(changes: list[CellChange], threshold: float) -> None:
-    """Name each cell that regressed beyond `threshold` percent on stderr; exit 3 if one did."""
-    from harness.analysis.compare import regression_line, regressions
+def _gate(old: Results, new: Results, changes: list[CellChange], threshold: float) -> list[tuple[int, str]]:
+    """Every reason the gate fails, as (exit status, line): what made the comparison measure nothing
+    (analysis.compare.gate_problems), then each cell that regressed beyond `threshold` percent."""
+    from harness.analysis.compare import REGRESSION, gate_problems, regression_line, regressions
 
-    regressed = regressions(changes, threshold)
-    for change in regressed:
-        click.echo(regression_line(change, threshold), err=True)
-    if regressed:
-        sys.exit(3)
+    found = [(problem.status, problem.line) for problem in gate_problems(old, new)]
+    return found + [(REGRESSION, regression_line(change, threshold)) for change in regressions(changes, threshold)]
 
 
 def _print_changes(title: str, changes: list[CellChange], notes: list[str]) -> None:

@@ -2,6 +2,13 @@
 
 Cells match on manifest and variant name. Differences in setup (scale, profile, machine) are named
 first: a change measured across them is not the code's alone.
+
+Every percentage here is one figure, the change the verdict states: (ratio − 1) × 100, the ratio of
+the geometric means that the test is on (the seed's change of the arithmetic means would differ from
+it on a skewed cell, and a row must not say two things). A gate (`gate_problems`) fails on what would
+make a comparison pass without measuring anything: no cell in common, a cell of the old folder missing
+from the new one, and failed runs in the new one; each with its own exit status and a line naming the
+cells.
 """
 
 from __future__ import annotations
@@ -12,15 +19,36 @@ from typing import Any
 
 from harness.analysis.findings import Pair, analyse
 from harness.analysis.stats import Comparison, Summary, compare
+from harness.report.markdown import markdown_table
+from harness.report.view import Table
 from harness.report.wording import ratio_sentence, verdict
 from harness.results.folder import Results
 
-__all__ = ["CellChange", "COMPARE_HEADER", "compare_results", "change_rows", "change_document", "regressions",
-           "regression_line", "setup_differences"]
+__all__ = ["CellChange", "COMPARE_HEADER", "GateProblem", "compare_results", "change_rows", "change_document",
+           "change_markdown", "change_percent", "gate_problems", "regressions", "regression_line",
+           "setup_differences", "NO_COMMON_CELLS", "MISSING_CELLS", "FAILED_RUNS", "REGRESSION"]
 
 COMPARE_HEADER = ("manifest", "variant", "old (s)", "new (s)", "change", "ratio", "p (Welch, logs)", "verdict")
 _SETUP = ("scale", "profile", "server", "restart_server", "base_url", "profiles", "remote", "sample", "sample_seed")
 _MACHINE = ("cpu_model", "cpu_count", "memory_gb", "hostname")
+REGRESSION = 3
+"""Exit status of `bench compare --fail-on-regression` when a cell regressed beyond the threshold."""
+NO_COMMON_CELLS = 4
+"""... when no manifest x variant of the old folder is in the new one: nothing was compared."""
+MISSING_CELLS = 5
+"""... when the new folder lacks cells the old one measured."""
+FAILED_RUNS = 6
+"""... when runs of the new folder failed (or a cell of it has no counted run)."""
+_SHOWN = 5
+"""Cells a gate line names before it counts the rest."""
+
+
+@dataclass(frozen=True)
+class GateProblem:
+    """Why a gated comparison fails without a regression: its exit status and one line naming the cells."""
+
+    status: int
+    line: str
 
 
 @dataclass(frozen=True)
@@ -88,8 +116,62 @@ def regression_line(change: CellChange, threshold_percent: float) -> str:
     """"Regression: 100 asyncio +12.3% (p = 0.0004) beyond 5%" for one of `regressions()`."""
     comparison = change.comparison
     assert comparison is not None and comparison.p_value is not None, "only regressed cells have a line"
-    return (f"Regression: {change.manifest} {change.variant} {comparison.percent_change:+.1f}% "
+    return (f"Regression: {change.manifest} {change.variant} {change_percent(comparison):+.1f}% "
             f"(p = {comparison.p_value:.3g}) beyond {threshold_percent:g}%")
+
+
+def change_percent(comparison: Comparison) -> float:
+    """The change of time the verdict states, in percent: (ratio of the geometric means − 1) × 100."""
+    return (comparison.ratio - 1) * 100
+
+
+def gate_problems(old: Results, new: Results) -> list[GateProblem]:
+    """What fails a gated comparison besides a regression, in order of status: no cell in common (the
+    two folders measured different things, a sweep against a run), cells of OLD missing from NEW, and
+    failed runs (or cells without a counted run) in NEW."""
+    measured = {key for key, times in _cells(old).items() if times}
+    planned = set(_cells(new))
+    problems = []
+    if not measured & planned:
+        problems.append(GateProblem(NO_COMMON_CELLS, f"Nothing compared: no manifest x variant of OLD "
+                                    f"({_names(measured)}) is in NEW ({_names(planned)})"))
+    elif measured - planned:
+        problems.append(GateProblem(MISSING_CELLS, f"NEW lacks cells OLD measured: {_names(measured - planned)}"))
+    failing = [f"{manifest} x {variant}: {failed} of {failed + len(times)} failed"
+               for (manifest, variant), times in _cells(new).items()
+               for failed in [_failed(new, manifest, variant)] if failed or not times]
+    if failing:
+        problems.append(GateProblem(FAILED_RUNS, "NEW has failed runs: " + _shown(failing)))
+    return problems
+
+
+def change_markdown(title: str, changes: Sequence[CellChange], notes: Sequence[str], gate: Sequence[str]) -> str:
+    """`bench compare --format markdown`: the table, the setup differences and the gate's lines, for a pull
+    request's comment."""
+    lines = [f"### {title}", "", *markdown_table(Table(COMPARE_HEADER, tuple(change_rows(changes))))]
+    lines += ["", *(f"- Differs: {note}" for note in notes)] if notes else []
+    lines += ["", *(f"- **{line}**" for line in gate)] if gate else []
+    return "\n".join(lines) + "\n"
+
+
+def _cells(results: Results) -> dict[tuple[str, str], list[float]]:
+    """Every manifest x variant the experiment planned, with its counted times."""
+    spec = results.experiment
+    return {(m, v.name): _times(results, m, v.name) for m in spec.manifests for v in spec.variants}
+
+
+def _failed(results: Results, manifest: str, variant: str) -> int:
+    return sum(1 for r in results.runs if r.manifest == manifest and r.variant == variant and not r.ok
+               and not r.warmup)
+
+
+def _names(cells: set[tuple[str, str]]) -> str:
+    return _shown([f"{manifest} x {variant}" for manifest, variant in sorted(cells)]) or "none"
+
+
+def _shown(items: Sequence[str]) -> str:
+    more = f"; and {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+    return "; ".join(items[:_SHOWN]) + more
 
 
 def setup_differences(old: Results, new: Results) -> list[str]:
@@ -117,7 +199,7 @@ def _times(results: Results, manifest: str, variant: str) -> list[float]:
 
 def _regressed(change: CellChange, threshold_percent: float) -> bool:
     comparison = change.comparison
-    return comparison is not None and comparison.significant and comparison.percent_change > threshold_percent
+    return comparison is not None and comparison.significant and change_percent(comparison) > threshold_percent
 
 
 def _cell_document(change: CellChange, threshold_percent: float | None) -> dict[str, Any]:
@@ -132,7 +214,8 @@ def _cell_document(change: CellChange, threshold_percent: float | None) -> dict[
         "p_value": None, "significant": None, "verdict": None,
     }
     if comparison is not None:
-        document.update(comparison.as_dict(), faster="new" if comparison.faster == "variant" else "old")
+        document.update(comparison.as_dict(), faster="new" if comparison.faster == "variant" else "old",
+                        percent_change=change_percent(comparison))
     document["verdict_text"] = _verdict(change)
     document["regression"] = None if threshold_percent is None else _regressed(change, threshold_percent)
     return document
@@ -152,4 +235,4 @@ def _judgement(change: CellChange) -> tuple[str, str, str, str]:
         return "–", "–", "–", _verdict(change)
     pair = Pair(change.manifest, "new", "old", comparison)
     p_value = "–" if comparison.p_value is None else f"{comparison.p_value:.3g}"
-    return f"{comparison.percent_change:+.1f}%", ratio_sentence(pair), p_value, _verdict(change)
+    return f"{change_percent(comparison):+.1f}%", ratio_sentence(pair), p_value, _verdict(change)

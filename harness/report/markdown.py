@@ -10,24 +10,24 @@ from __future__ import annotations
 from harness.report.view import ReportView, Table
 from harness.results.warning import FigureWarning
 
-__all__ = ["summary_markdown"]
+__all__ = ["summary_markdown", "markdown_table"]
 
 
 def summary_markdown(view: ReportView) -> str:
     """The text of summary.md."""
     lines = [f"# {view.name}", "", *([view.description, ""] if view.description else []), view.setup, ""]
     lines += [*(f"- {line}" for line in view.sources), *([""] if view.sources else [])]
-    lines += ["## Mean sync time (s)", "", *_table(view.means)]
-    lines += ["", "## Std. deviation of sync time (s)", "", *_table(view.stdevs)]
-    lines += ["", "## Every cell", "", *_table(view.cells)]
-    lines += ["", "## Resources (means of counted runs)", "", *_table(view.resources)]
+    lines += ["## Mean sync time (s)", "", *markdown_table(view.means)]
+    lines += ["", "## Std. deviation of sync time (s)", "", *markdown_table(view.stdevs)]
+    lines += ["", "## Every cell", "", *markdown_table(view.cells)]
+    lines += ["", "## Resources (means of counted runs)", "", *markdown_table(view.resources)]
     if view.pairs:
-        lines += ["", f"## Against {view.baseline}", "", *_table(view.pair_table)]
+        lines += ["", f"## Against {view.baseline}", "", *markdown_table(view.pair_table)]
         lines += ["", *(f"- {line}" for line in view.averages)]
     if view.peers:
         lines += ["", "## Against the fastest peer", "", *(f"- {line}" for line in view.peers)]
     if view.sweep:
-        lines += ["", f"## Recommended {view.sweep.label}", "", *_table(view.sweep.table), ""]
+        lines += ["", f"## Recommended {view.sweep.label}", "", *markdown_table(view.sweep.table), ""]
         lines += [f"- {line}" for line in view.sweep.sentences]
     if view.warnings:
         lines += ["", "## Warnings", "", *(f"- {_warning(warning)}" for warning in view.warnings)]
@@ -35,7 +35,7 @@ def summary_markdown(view: ReportView) -> str:
     return "\n".join(lines)
 
 
-def _table(table: Table) -> list[str]:
+def markdown_table(table: Table) -> list[str]:
     """A GitHub-flavoured Markdown table, one line per row."""
     lines = ["| " + " | ".join(table.header) + " |", "|" + "|".join("---" for _ in table.header) + "|"]
     return lines + ["| " + " | ".join(row) + " |" for row in table.rows]

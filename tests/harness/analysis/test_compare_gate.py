@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 
 from harness.cli import bench_group
@@ -23,10 +24,13 @@ def _noisy(mean: float, stdev: float, runs: int, seed: int) -> list[float]:
     return [mean + rng.gauss(0, stdev) for _ in range(runs)]
 
 
-def _folder(path: Path, seconds: Sequence[float]) -> Path:
-    """A results folder of one cell, 100 x asyncio, whose counted runs took `seconds`."""
-    spec = Experiment(name="gate", variants=(Variant("asyncio", "asyncio"),), manifests=("100",), runs=len(seconds))
-    runs = [make_run("asyncio", value, round_) for round_, value in enumerate(seconds, start=1)]
+def _folder(path: Path, seconds: Sequence[float | None], variants: Sequence[str] = ("asyncio",)) -> Path:
+    """A results folder of `variants` on the 100 manifest, each of whose runs took `seconds` (None: the
+    run failed)."""
+    spec = Experiment(name="gate", variants=tuple(Variant(name, "asyncio") for name in variants), manifests=("100",),
+                      runs=len(seconds))
+    runs = [make_run(name, value, round_, ok=value is not None, error=None if value else "Error: boom")
+            for name in variants for round_, value in enumerate(seconds, start=1)]
     path.mkdir()
     save_run_outputs(path, Results(experiment=spec, runs=runs))
     return path
@@ -72,7 +76,7 @@ def test_a_large_slowdown_within_noise_passes(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     cell = _cell(result)
     assert cell["significant"] is False and cell["regression"] is False
-    assert cell["percent_change"] > 40
+    assert cell["percent_change"] == pytest.approx((2.7 ** (1 / 3) - 1) * 100), "the geometric means' change"
 
 
 def test_json_holds_every_cell_and_the_gate(tmp_path: Path) -> None:
@@ -103,7 +107,58 @@ def test_a_negative_threshold_is_a_usage_error(tmp_path: Path) -> None:
 
 def test_help_lists_the_exit_codes() -> None:
     text = CliRunner().invoke(bench_group, ["compare", "--help"]).output
-    assert all(f"  {code}  " in text for code in "0123")
+    assert all(f"  {code}  " in text for code in "0123456")
+
+
+def test_a_new_folder_whose_runs_all_failed_fails_the_gate(tmp_path: Path) -> None:
+    result = _compare(tmp_path, _noisy(1.0, 0.01, 10, 1), [None] * 10, "--fail-on-regression", "5")
+    assert result.exit_code == 6, result.output
+    assert result.stderr == "NEW has failed runs: 100 x asyncio: 10 of 10 failed\n"
+
+
+def test_some_failed_runs_fail_the_gate_even_without_a_regression(tmp_path: Path) -> None:
+    same = _noisy(1.0, 0.01, 10, 1)
+    result = _compare(tmp_path, same, [*same[:9], None], "--fail-on-regression", "5")
+    assert (result.exit_code, result.stderr) == (6, "NEW has failed runs: 100 x asyncio: 1 of 10 failed\n")
+
+
+def test_folders_with_nothing_in_common_fail_the_gate(tmp_path: Path) -> None:
+    """A sweep's folder (its variants named by value) against a run's: no cell matches."""
+    old = _folder(tmp_path / "old", _noisy(1.0, 0.01, 5, 1), ["asyncio-c4", "asyncio-c8"])
+    new = _folder(tmp_path / "new", _noisy(1.0, 0.01, 5, 2))
+    result = CliRunner().invoke(bench_group, ["compare", str(old), str(new), "--fail-on-regression", "5"])
+    assert result.exit_code == 4, result.output
+    assert result.stderr == ("Nothing compared: no manifest x variant of OLD (100 x asyncio-c4; 100 x asyncio-c8) "
+                             "is in NEW (100 x asyncio)\n")
+
+
+def test_a_cell_missing_from_new_fails_the_gate(tmp_path: Path) -> None:
+    old = _folder(tmp_path / "old", _noisy(1.0, 0.01, 5, 1), ["asyncio", "futures"])
+    new = _folder(tmp_path / "new", _noisy(1.0, 0.01, 5, 1))
+    result = CliRunner().invoke(bench_group, ["compare", str(old), str(new), "--fail-on-regression", "5", "--json"])
+    assert result.exit_code == 5, result.output
+    assert result.stderr == "NEW lacks cells OLD measured: 100 x futures\n"
+    assert json.loads(result.stdout)["gate"] == [{"status": 5, "line": "NEW lacks cells OLD measured: 100 x futures"}]
+
+
+def test_a_row_says_one_percentage_the_change_its_verdict_states(tmp_path: Path) -> None:
+    """One slow run in NEW: the change of the means (+38%) and of the geometric means (+31%) differ."""
+    old = _noisy(1.0, 0.005, 10, 1)
+    new = [1.2 * seconds for seconds in _noisy(1.0, 0.005, 9, 2)] + [3.0]
+    result = _compare(tmp_path, old, new, "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    header, rule, row = result.stdout.splitlines()[2:5]
+    assert header.startswith("| manifest | variant | old (s) | new (s) | change |") and rule.startswith("|---|")
+    change, verdict = row.split(" | ")[4], row.split(" | ")[7]
+    assert change.startswith("+31.") and verdict.startswith(f"slower by {change[1:]}"), row
+
+
+def test_markdown_carries_the_gate_for_a_pull_request(tmp_path: Path) -> None:
+    result = _compare(tmp_path, _noisy(1.0, 0.01, 10, 1), _noisy(1.2, 0.01, 10, 2), "--format", "markdown",
+                      "--fail-on-regression", "5")
+    assert result.exit_code == 3
+    assert result.stdout.startswith("### old -> new\n\n| manifest |")
+    assert "- **Regression: 100 asyncio +2" in result.stdout
 
 
 def test_a_folder_without_results_is_an_error(tmp_path: Path) -> None:
