@@ -254,10 +254,12 @@ def _task_timing(task: Task) -> dict[str, float | None]:
 def _print_outcome(
     report: SyncReport | None, error: str | None, as_json: bool, timing: dict[str, float | None] | None = None
 ) -> None:
-    """A sync's outcome: the report (one summary line, or JSON, with a task's `timing`); on error the JSON
-    report if any, then `Error:`."""
-    if as_json and report is not None:
-        click.echo(json.dumps({**report.as_dict(), **(timing or {})}))
+    """A sync's outcome: the report (one summary line, or JSON, with a task's `timing`); on error, with
+    --json, one JSON object all the same (the report, if the sync got that far, and `error`), so that a
+    script reading stdout always gets an object; then `Error:` on stderr."""
+    if as_json and (report is not None or error is not None):
+        fields = {**(report.as_dict() if report else {}), **(timing or {})}
+        click.echo(json.dumps({**fields, "error": error} if error is not None else fields))
     elif error is None and report is not None:
         click.echo(report.summary())
     if error is not None:

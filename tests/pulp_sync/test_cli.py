@@ -73,9 +73,11 @@ def test_bad_setting_is_one_error_line(db: Path, server: str) -> None:
 
 def test_failed_sync_is_one_error_line(db: Path, server: str) -> None:
     result = invoke("sync", server + "bad/PULP_MANIFEST", "--json")
-    assert result.exit_code == 1 and result.stdout == ""
+    assert result.exit_code == 1
     assert result.stderr.startswith("Error: PULP_MANIFEST line 13: sha256 'abc' is not 64 hexadecimal characters")
     assert result.stderr.count("\n") == 1
+    assert json.loads(result.stdout) == {"error": result.stderr.removeprefix("Error: ").rstrip("\n")}, \
+        "with --json, stdout is an object even when the sync failed before it had a report"
 
 
 def test_failed_download_still_reports_in_json(db: Path, server: str) -> None:
@@ -84,6 +86,7 @@ def test_failed_download_still_reports_in_json(db: Path, server: str) -> None:
     assert re.match(r"Error: could not download gone\.iso after \d attempt\(s\): HTTP 404", result.stderr)
     report = json.loads(result.stdout)
     assert (report["version"], report["failures"]) == (None, 1)
+    assert report["error"] == result.stderr.removeprefix("Error: ").rstrip("\n")
 
 
 def test_repositories_and_reset(db: Path, server: str) -> None:
