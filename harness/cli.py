@@ -330,12 +330,16 @@ def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] 
 def _overridden(experiment: Experiment, options: dict[str, Any], **extra: Any) -> Experiment:
     """The experiment with every flag given applied (flags left out keep the spec's values). A manifest's
     own URL as the remote is the experiment's one manifest, named after it (with --manifests naming
-    several, validation refuses it)."""
+    several, validation refuses it). A tree given with --fixtures and no --scale is read at the scale it
+    records (fixtures.generate.recorded_scale)."""
+    from fixtures.generate import recorded_scale
     from harness.experiment.operator_remote import is_manifest_url, manifest_label, parse_remote_setting
 
     fields = ("runs", "warmup", "scale", "profile", "server", "restart_server", "fixtures", "base_url", "timeout",
               "sample", "sample_seed")
     changes = {name: options[name] for name in fields} | extra
+    if changes["fixtures"] and changes["scale"] is None:
+        changes["scale"] = recorded_scale(Path(changes["fixtures"]))
     settings = dict(parse_remote_setting(assignment) for assignment in options["remote_settings"])
     if settings:
         changes["remote"] = {**experiment.remote, **settings}

@@ -15,6 +15,7 @@ a sub-manifest drawn once and given to every run (`pulp-sync sync --manifest-fil
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import time
 from collections.abc import Mapping
 from contextlib import ExitStack
@@ -23,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from fixtures.generate import MANIFEST_NAMES, default_fixture_dir, generate_tree, recorded_scale
 from harness.experiment.operator_remote import check_manifest, is_manifest_url, public_url, resolve_settings
 from harness.experiment.sample import parse_sample, sample_manifest
 from harness.experiment.spec import Experiment, SpecError, Variant, manifest_path
@@ -34,7 +36,8 @@ if TYPE_CHECKING:
     from fixtures.nginx import RunningNginx
     from fixtures.server import RunningServer
 
-__all__ = ["FixtureSite", "ManifestSource", "resolve_profile", "check_site", "prepare_tree", "prepare_sources"]
+__all__ = ["FixtureSite", "ManifestSource", "resolve_profile", "check_site", "check_manifests", "prepare_tree",
+           "prepare_sources"]
 
 
 def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -58,8 +61,9 @@ def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
 
 
 def check_site(experiment: Experiment) -> None:
-    """Every profile in use exists; nginx is installed when asked for, and only asked for loopback
-    (it cannot shape traffic)."""
+    """Every manifest is one the fixture tree holds (check_manifests), every profile in use exists; nginx is
+    installed when asked for, and only asked for loopback (it cannot shape traffic)."""
+    check_manifests(experiment)
     if experiment.server == "nginx" and experiment.base_url is None:
         from fixtures.nginx import NginxNotFound, nginx_binary
 
@@ -77,18 +81,46 @@ def check_site(experiment: Experiment) -> None:
 
 
 def prepare_tree(experiment: Experiment) -> Path:
-    """The fixture tree for the experiment's scale, generated unless its manifests are there already."""
-    from fixtures.generate import default_fixture_dir, generate_tree
-
-    root = Path(experiment.fixtures) if experiment.fixtures else default_fixture_dir(experiment.scale)
+    """The fixture tree of the experiment. A folder the user named (`fixtures`) is only read: it must exist,
+    hold every manifest asked for and, if generated here, record the experiment's scale; nothing is ever
+    written into it. The tree of the default folder for the scale is the harness's own, generated (or
+    brought up to date) when a manifest is missing."""
+    if experiment.fixtures:
+        return _users_tree(experiment, Path(experiment.fixtures))
+    root = default_fixture_dir(experiment.scale)
     if not all((root / manifest_path(m)).is_file() for m in experiment.manifests):
         generate_tree(root, experiment.scale)
+    return root
+
+
+def _users_tree(experiment: Experiment, root: Path) -> Path:
+    if not root.is_dir():
+        raise SpecError(f"the fixtures folder {root} does not exist; nothing was written: give a tree "
+                        f"(`pulp-sync fixtures generate --scale {experiment.scale:g} --out {root}` makes one), or "
+                        "leave --fixtures out to use the harness's tree of the scale")
     missing = [m for m in experiment.manifests if not (root / manifest_path(m)).is_file()]
     if missing:
-        raise SpecError(
-            f"the fixture tree {root} has no manifest for {missing}; known names: 100..500, many-small, PULP_MANIFEST"
-        )
+        raise SpecError(f"the fixtures folder {root} has no manifest for {', '.join(missing)}; nothing was written "
+                        "into it")
+    scale = recorded_scale(root)
+    if scale is not None and scale != experiment.scale:
+        raise SpecError(f"the fixtures folder {root} holds a tree of scale {scale:g}, not {experiment.scale:g}; "
+                        f"nothing was written into it: give --scale {scale:g} (or leave --scale out), or another "
+                        "folder")
     return root
+
+
+def check_manifests(experiment: Experiment) -> None:
+    """Each manifest is one a fixture tree holds (100..500, many-small, PULP_MANIFEST) or a path ending in
+    PULP_MANIFEST in the user's own tree, before anything is generated: a typo (600) would otherwise
+    regenerate a tree only to find it missing. A near miss is suggested."""
+    for name in experiment.manifests:
+        if name in MANIFEST_NAMES or (name.endswith("PULP_MANIFEST") and experiment.fixtures):
+            continue
+        close = difflib.get_close_matches(name, MANIFEST_NAMES, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise SpecError(f"no manifest named {name!r}{hint}; a fixture tree holds {', '.join(MANIFEST_NAMES)}, "
+                        "and a tree of your own (--fixtures) any path ending in PULP_MANIFEST")
 
 
 @dataclass(frozen=True)
