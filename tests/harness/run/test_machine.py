@@ -47,7 +47,8 @@ def test_a_busy_process_is_named_and_warned_about() -> None:
     assert spinning.pid in busy and busy[spinning.pid]["cpu_share"] > 0.1, state["busiest"]
     assert state["swap_used_mb"] >= 0 and len(state["load_average"]) == 3
     environment = {"machine": {"cpu_count": os.cpu_count()}, "machine_state": {"before": state}}
-    assert any(f"(pid {spinning.pid}) used" in str(warning) for warning in warnings_for(environment))
+    assert any(warning.kind is Kind.BUSY_PROCESS and f"(pid {spinning.pid})" in warning.text
+               for warning in warnings_for(environment)), "named, as the busiest or among the others"
 
 
 def test_during_the_runs_another_busy_process_is_counted_and_the_experiments_own_are_not() -> None:
