@@ -1,6 +1,11 @@
 """pulp-sync: a Pulp-style sync service with pluggable downloaders, and a harness that compares them."""
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
+
+PACKAGES = ("pulp_base", "downloaders", "fixtures", "conformance", "pulp_sync", "harness")
+"""Ours, with every folder below them: as namespace packages, so that the data folders
+(harness/report/templates, conformance/template/files) are packages of their own rather than folders
+setuptools warns it would ignore. Named exactly ("fixtures*" would take the generated fixtures-data/)."""
 
 setup(
     name="pulp-sync",
@@ -9,14 +14,14 @@ setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
-    packages=find_packages(include=["pulp_base*", "downloaders*", "fixtures*", "conformance*", "pulp_sync*", "harness*"]),
+    packages=find_namespace_packages(include=[*PACKAGES, *(f"{top}.*" for top in PACKAGES)], exclude=["*.__pycache__"]),
     include_package_data=True,
     package_data={
         "fixtures": ["*.conf.template"],
-        "harness.report": ["templates/*.html"],
+        "harness.report.templates": ["*.html"],
         "harness.variants": ["hosts.sh"],
         "downloaders": ["py.typed"],
-        "conformance.template": ["files/*"],
+        "conformance.template.files": ["*"],
     },
     install_requires=[
         "aiohttp>=3.9",
