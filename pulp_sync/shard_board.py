@@ -38,7 +38,7 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 
 from pulp_sync import defaults
 from pulp_sync.processes import process_alive, this_process
-from pulp_sync.shard_processes import Progress, Runner, Work, fork_child, terminate
+from pulp_sync.shard_processes import BatchedProgress, Progress, Runner, Work, fork_child, terminate
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
 from pulp_sync.store import artifact_store
 
@@ -155,28 +155,16 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-class BoardProgress:
-    """A taker's ProgressSink: its shard's progress added to the board a few times a second, each time
-    checking that the board still stands (BoardCanceled otherwise)."""
+class BoardProgress(BatchedProgress):
+    """A taker's progress: added to its shard's hash on the board, each time checking that the board still
+    stands (BoardCanceled otherwise)."""
 
     def __init__(self, board: Board, index: int) -> None:
+        super().__init__()
         self._board, self._index = board, index
-        self._files = self._bytes = 0
-        self._sent = time.monotonic()
 
-    def start(self, total_artifacts: int, total_bytes: int) -> None:
-        self._sent = time.monotonic()
-
-    def advance(self, artifacts: int, bytes: int) -> None:
-        self._files += artifacts
-        self._bytes += bytes
-        if time.monotonic() - self._sent >= defaults.SHARD_PROGRESS_SECONDS:
-            self.finish()
-
-    def finish(self) -> None:
-        self._board.advance(self._index, self._files, self._bytes)
-        self._files = self._bytes = 0
-        self._sent = time.monotonic()
+    def report(self, files: int, size: int) -> None:
+        self._board.advance(self._index, files, size)
 
 
 def take_shards(board: Board, work: Work, taker: str, job: str = "") -> None:

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -44,7 +45,8 @@ from pulp_sync.progress import ProgressSink
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
 from pulp_sync.store import artifact_store
 
-__all__ = ["Work", "Progress", "Runner", "run_shards", "fork_child", "terminate", "PipeProgress", "Stopped"]
+__all__ = ["Work", "Progress", "Runner", "run_shards", "fork_child", "terminate", "BatchedProgress", "PipeProgress",
+           "Stopped"]
 
 Work = Callable[[Shard, str, ProgressSink], ShardCounts]
 """A shard's downloads, in its process: the shard, the prefix of its workspace, where its progress goes;
@@ -223,13 +225,12 @@ def terminate(pid: int) -> None:
     os.waitpid(pid, 0)
 
 
-class PipeProgress:
-    """A ProgressSink that sends the files and bytes done since its last line, at most every
-    `defaults.SHARD_PROGRESS_SECONDS` (and at the end), so the parent's progress stays current
-    without a line per file."""
+class BatchedProgress(ABC):
+    """A shard's ProgressSink: the files and bytes done since the last report, reported at most every
+    `defaults.SHARD_PROGRESS_SECONDS` (and at the end) by `report`, so the parent's progress stays current
+    without a message per file."""
 
-    def __init__(self, out: IO[str]) -> None:
-        self._out = out
+    def __init__(self) -> None:
         self._files = 0
         self._bytes = 0
         self._sent = time.monotonic()
@@ -244,10 +245,25 @@ class PipeProgress:
             self.finish()
 
     def finish(self) -> None:
-        if self._files or self._bytes:
-            _send(self._out, {"progress": [self._files, self._bytes]})
+        self.report(self._files, self._bytes)
         self._files = self._bytes = 0
         self._sent = time.monotonic()
+
+    @abstractmethod
+    def report(self, files: int, size: int) -> None:
+        """Tell the parent; each kind of shard has its own way."""
+
+
+class PipeProgress(BatchedProgress):
+    """A forked shard's progress: a JSON line on its pipe to the parent, when there is news."""
+
+    def __init__(self, out: IO[str]) -> None:
+        super().__init__()
+        self._out = out
+
+    def report(self, files: int, size: int) -> None:
+        if files or size:
+            _send(self._out, {"progress": [files, size]})
 
 
 class Stopped(BaseException):
