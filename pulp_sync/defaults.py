@@ -128,3 +128,7 @@ SHARD_ATTEMPTS: int = 2
 """Times a shard of a split RQ sync is taken before the sync fails: a taker that dies (its worker killed or
 stopped, its host gone) has its shard put back once; a second death is likely the shard's own fault (a
 body that kills the process), and the sync fails saying which worker stopped."""
+
+PROGRESS_LINE_SECONDS: float = 10.0
+"""Seconds between two progress lines of a sync whose output is not a terminal (a pipe, a CI log): often
+enough that a long sync shows it is alive, rarely enough that a log stays readable."""

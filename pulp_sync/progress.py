@@ -1,7 +1,9 @@
-"""Progress of a sync's downloads: a small protocol, a rich bar for terminals, and a silent sink."""
+"""Progress of a sync's downloads: a small protocol, a rich bar for terminals, a line every few seconds for
+pipes and logs, and a silent sink."""
 
 from __future__ import annotations
 
+import time
 from typing import Protocol, runtime_checkable
 
 from rich.console import Console
@@ -15,7 +17,10 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-__all__ = ["ProgressSink", "ShardsSink", "ShardProgress", "NullProgress", "RichProgress", "progress_for"]
+from pulp_sync import defaults
+
+__all__ = ["ProgressSink", "ShardsSink", "ShardProgress", "NullProgress", "RichProgress", "LineProgress",
+           "progress_for"]
 
 
 @runtime_checkable
@@ -83,6 +88,38 @@ class RichProgress:
         self._progress.stop()
 
 
+class LineProgress:
+    """For a pipe or a CI log: a line every `defaults.PROGRESS_LINE_SECONDS` while a sync downloads (none
+    for a shorter sync), so that a long one shows it is alive, and how far, without a redraw per file."""
+
+    def __init__(self, console: Console, interval: float | None = None) -> None:
+        self._console = console
+        self._interval = defaults.PROGRESS_LINE_SECONDS if interval is None else interval
+        self._artifacts = self._bytes = self._total_artifacts = self._total_bytes = 0
+        self._started = self._printed = time.monotonic()
+
+    def start(self, total_artifacts: int, total_bytes: int) -> None:
+        self._total_artifacts, self._total_bytes = total_artifacts, total_bytes
+        self._started = self._printed = time.monotonic()
+
+    def advance(self, artifacts: int, bytes: int) -> None:
+        self._artifacts += artifacts
+        self._bytes += bytes
+        now = time.monotonic()
+        if now - self._printed >= self._interval:
+            self._printed = now
+            self._console.print(self._line(now - self._started), highlight=False, markup=False)
+
+    def finish(self) -> None:
+        pass  # the sync's own summary follows
+
+    def _line(self, seconds: float) -> str:
+        share = f" ({self._bytes / self._total_bytes:.0%})" if self._total_bytes else ""
+        return (f"Downloading: {self._artifacts}/{self._total_artifacts} artifacts, {self._bytes / 1e6:.1f} of "
+                f"{self._total_bytes / 1e6:.1f} MB{share}, {self._bytes / 1e6 / seconds:.1f} MB/s, {seconds:.0f} s")
+
+
 def progress_for(console: Console) -> ProgressSink:
-    """A bar when the console is a terminal, nothing otherwise (so logs are not full of redraws)."""
-    return RichProgress(console) if console.is_terminal else NullProgress()
+    """A bar when the console is a terminal; otherwise a line every few seconds (LineProgress), so that
+    logs show a long sync's progress without being full of redraws."""
+    return RichProgress(console) if console.is_terminal else LineProgress(console)

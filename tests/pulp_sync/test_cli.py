@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from downloaders import available
+from pulp_sync import defaults
 from pulp_sync.cli import cli
 from pulp_sync.models import Artifact, Remote, RepositoryVersion
 
@@ -55,6 +56,18 @@ def test_sync_prints_one_summary_line(db: Path, server: str) -> None:
     assert result.stdout.count("\n") == 1
     assert result.stdout.startswith("Synced good version 1: 11 artifacts downloaded, 0 skipped, ")
     assert result.stdout.rstrip().endswith("MB/s) with asyncio x10")
+
+
+def test_piped_a_long_sync_prints_a_progress_line_every_few_seconds(
+        db: Path, server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a terminal (a pipe, a CI log): a line every PROGRESS_LINE_SECONDS, here shortened, then the summary."""
+    monkeypatch.setattr(defaults, "PROGRESS_LINE_SECONDS", 0.05)
+    result = invoke("sync", server + "good/PULP_MANIFEST", "--rate-limit", "10", "--concurrency", "1")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines and all(re.fullmatch(r"Downloading: \d+/11 artifacts, [\d.]+ of [\d.]+ MB \(\d+%\), "
+                                      r"[\d.]+ MB/s, \d+ s", line) for line in lines), lines
+    assert result.stdout.startswith("Synced good version 1: 11 artifacts downloaded")
 
 
 def test_unknown_downloader_is_one_error_line(db: Path, server: str) -> None:
