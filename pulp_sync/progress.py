@@ -92,8 +92,8 @@ class LineProgress:
     """For a pipe or a CI log: a line every `defaults.PROGRESS_LINE_SECONDS` while a sync downloads (none
     for a shorter sync), so that a long one shows it is alive, and how far, without a redraw per file."""
 
-    def __init__(self, console: Console, interval: float | None = None) -> None:
-        self._console = console
+    def __init__(self, console: Console, doing: str = "Downloading", interval: float | None = None) -> None:
+        self._console, self._doing = console, doing
         self._interval = defaults.PROGRESS_LINE_SECONDS if interval is None else interval
         self._artifacts = self._bytes = self._total_artifacts = self._total_bytes = 0
         self._started = self._printed = time.monotonic()
@@ -106,7 +106,7 @@ class LineProgress:
         self._artifacts += artifacts
         self._bytes += bytes
         now = time.monotonic()
-        if now - self._printed >= self._interval:
+        if now - self._printed >= self._interval and now > self._started:
             self._printed = now
             self._console.print(self._line(now - self._started), highlight=False, markup=False)
 
@@ -115,11 +115,11 @@ class LineProgress:
 
     def _line(self, seconds: float) -> str:
         share = f" ({self._bytes / self._total_bytes:.0%})" if self._total_bytes else ""
-        return (f"Downloading: {self._artifacts}/{self._total_artifacts} artifacts, {self._bytes / 1e6:.1f} of "
+        return (f"{self._doing}: {self._artifacts}/{self._total_artifacts} artifacts, {self._bytes / 1e6:.1f} of "
                 f"{self._total_bytes / 1e6:.1f} MB{share}, {self._bytes / 1e6 / seconds:.1f} MB/s, {seconds:.0f} s")
 
 
-def progress_for(console: Console) -> ProgressSink:
-    """A bar when the console is a terminal; otherwise a line every few seconds (LineProgress), so that
-    logs show a long sync's progress without being full of redraws."""
-    return RichProgress(console) if console.is_terminal else LineProgress(console)
+def progress_for(console: Console, doing: str = "Downloading") -> ProgressSink:
+    """A bar when the console is a terminal; otherwise a line every few seconds (LineProgress, each line
+    starting with `doing`), so that logs show a long sync's progress without being full of redraws."""
+    return RichProgress(console) if console.is_terminal else LineProgress(console, doing)

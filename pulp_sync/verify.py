@@ -20,8 +20,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.db.models import Count, Sum
+
 from pulp_sync.bulk import batches
 from pulp_sync.models import Artifact, RepositoryVersion
+from pulp_sync.progress import NullProgress, ProgressSink
 from pulp_sync.store import ArtifactStore
 
 __all__ = ["Verification", "verify_store"]
@@ -74,12 +77,13 @@ class Verification:
         ]
 
 
-def verify_store(store: ArtifactStore, repair: bool = False) -> Verification:
-    """Check the store against the database (see the module's docstring); with `repair`, fix what can be."""
+def verify_store(store: ArtifactStore, repair: bool = False, progress: ProgressSink | None = None) -> Verification:
+    """Check the store against the database (see the module's docstring); with `repair`, fix what can be.
+    `progress` follows the longest check, every artifact read in full: artifacts and bytes, to do and done."""
     found = Verification(repaired=repair)
     _check_temp_dir(store, found)
     _check_files(store, found)
-    _check_artifacts(store, found)
+    _check_artifacts(store, found, progress or NullProgress())
     if repair:
         _repair(store, found)
     _check_versions(found)
@@ -111,19 +115,29 @@ def _check_files(store: ArtifactStore, found: Verification) -> None:
         found.orphans += [str(path) for path, digest in batch if digest is None or digest not in recorded]
 
 
-def _check_artifacts(store: ArtifactStore, found: Verification) -> None:
+def _check_artifacts(store: ArtifactStore, found: Verification, progress: ProgressSink) -> None:
     """Every row's file is there (unless the row says it is missing) with the right size and digest."""
     rows = Artifact.objects.order_by("pk").values_list("sha256", "size", "missing")
-    for sha256, size, missing in rows.iterator(chunk_size=2000):
-        found.artifacts += 1
-        found.bytes += size
-        found.marked_missing += missing
-        path = store.path_for(sha256)
-        if not store.holds(path):  # absent, or reached through a link: not in the store, never read or deleted
-            if not missing:
-                found.missing.append(sha256)
-        elif not _intact(path, sha256, size):
-            found.corrupt.append(sha256)
+    totals = rows.aggregate(count=Count("pk"), size=Sum("size"))
+    progress.start(totals["count"], totals["size"] or 0)
+    try:
+        for sha256, size, missing in rows.iterator(chunk_size=2000):
+            _check_artifact(store, found, sha256, size, missing)
+            progress.advance(1, size)
+    finally:
+        progress.finish()
+
+
+def _check_artifact(store: ArtifactStore, found: Verification, sha256: str, size: int, missing: bool) -> None:
+    found.artifacts += 1
+    found.bytes += size
+    found.marked_missing += missing
+    path = store.path_for(sha256)
+    if not store.holds(path):  # absent, or reached through a link: not in the store, never read or deleted
+        if not missing:
+            found.missing.append(sha256)
+    elif not _intact(path, sha256, size):
+        found.corrupt.append(sha256)
 
 
 def _intact(path: Path, sha256: str, size: int) -> bool:

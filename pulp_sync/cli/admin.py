@@ -12,6 +12,7 @@ from rich.table import Table
 
 from pulp_sync import database
 from pulp_sync.cli.shared import open_database
+from pulp_sync.progress import progress_for
 
 if TYPE_CHECKING:
     from pulp_sync.verify import Verification
@@ -66,13 +67,14 @@ def verify(repair: bool, as_json: bool) -> None:
     no file without a row, no temp file left behind, every version's content in the store.
 
     Exits with status 1 while anything is wrong (after --repair: while a version waits for a sync
-    to fetch its missing artifacts again).
+    to fetch its missing artifacts again). Reading every artifact takes long on a big store: a bar on
+    a terminal, a line every few seconds otherwise, shows how far it is.
     """
     open_database()
     from pulp_sync.store import artifact_store
     from pulp_sync.verify import verify_store
 
-    found = verify_store(artifact_store(), repair)
+    found = verify_store(artifact_store(), repair, progress_for(Console(stderr=True), "Checking"))
     if as_json:
         click.echo(json.dumps(found.as_dict()))
     else:

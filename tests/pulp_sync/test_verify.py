@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from pulp_sync import defaults
 from pulp_sync.models import Artifact
 from pulp_sync.processes import this_process
 from pulp_sync.store import artifact_store
@@ -49,6 +52,16 @@ def test_a_synced_store_agrees(db: Path, server: str) -> None:
     assert status == 0 and found["problems"] == 0
     assert (found["artifacts"], found["files"], found["versions"]) == (11, 11, 1)
     assert found["bytes"] == sum(Artifact.objects.values_list("size", flat=True))
+
+
+def test_verify_shows_its_progress(db: Path, server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Piped, a line every PROGRESS_LINE_SECONDS (here shortened) while it reads the artifacts."""
+    synced(server)
+    monkeypatch.setattr(defaults, "PROGRESS_LINE_SECONDS", 0.0)
+    result = invoke("verify")
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.splitlines()
+    assert lines and lines[-1].startswith("Checking: 11/11 artifacts, "), lines
 
 
 def test_a_lost_file_is_marked_missing_and_the_next_sync_fetches_it(db: Path, server: str) -> None:
