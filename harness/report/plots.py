@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
@@ -29,6 +30,25 @@ __all__ = ["FORMATS", "plot_experiment", "plot_sweep"]
 FORMATS = ("png", "svg")
 _JITTER = 0.08
 """Half-width of the random sideways shift of run dots, as a fraction of a bar group."""
+_FAMILIES = ("Blues", "Greens", "Purples", "Greys", "YlGnBu", "BuPu", "GnBu", "PuBu")
+"""One colour family per engine (downloader, or program), so that its variants read as one; never red,
+which the report keeps for slower and failed."""
+_CLEARANCE = 1.15
+"""The y axis ends this far above the highest bar with its error bar: a run far above every interval
+is drawn at the edge, not allowed to squash the bars."""
+
+
+def _colours(variants: Sequence[Variant]) -> dict[str, Any]:
+    """Each variant's colour: its engine's family (_FAMILIES), a shade per variant of that engine."""
+    engines: dict[str, list[str]] = {}
+    for variant in variants:
+        engine = variant.downloader or str(variant.command or variant.server or variant.kind).split()[0]
+        engines.setdefault(engine, []).append(variant.name)
+    colours = {}
+    for family, names in zip(_FAMILIES * len(engines), engines.values(), strict=False):
+        shades = np.linspace(0.85, 0.45, len(names)) if len(names) > 1 else [0.7]
+        colours.update({name: colormaps[family](shade) for name, shade in zip(names, shades, strict=True)})
+    return colours
 
 
 
@@ -91,24 +111,44 @@ def _bars(
     figure = Figure(figsize=(max(6.0, (0.8 + 0.25 * len(names)) * len(spec.manifests) + 2), 4.5), layout="constrained")
     axes = figure.add_subplot()
     jitter = np.random.default_rng(0)
+    colours = _colours(spec.variants)
+    dots: list[tuple[np.ndarray, list[float]]] = []
+    top = 0.0
     for index, name in enumerate(names):
         x = np.arange(len(spec.manifests)) + (index - (len(names) - 1) / 2) * width
         heights = [bar(analysis.cell(manifest, name)) for manifest in spec.manifests]
         errors = [[h[1] if h else 0 for h in heights], [h[2] if h else 0 for h in heights]]
         axes.bar(x, [h[0] if h else 0 for h in heights], width * 0.9, yerr=errors,
-                 capsize=4, alpha=0.6, label=name, color=f"C{index}", error_kw={"zorder": 4})
+                 capsize=4, alpha=0.8, label=name, color=colours[name], error_kw={"zorder": 4})
+        top = max([top, *(h[0] + h[2] for h in heights if h)])
         for position, manifest in zip(x, spec.manifests, strict=True):
             points = [v for r in results.runs if r.variant == name and r.manifest == manifest and r.counted
                       for v in [value(r)] if v is not None]
-            shift = jitter.uniform(-_JITTER, _JITTER, len(points)) * len(names) * width
-            axes.scatter(position + shift, points, s=10, color="black", alpha=0.7, zorder=3)
+            dots.append((position + jitter.uniform(-_JITTER, _JITTER, len(points)) * len(names) * width, points))
+    _draw_runs(axes, dots, top * _CLEARANCE)
     axes.set_xticks(np.arange(len(spec.manifests)), [f"{m}" for m in spec.manifests])
     axes.set_xlabel("manifest")
     axes.set_ylabel(label)
-    axes.set_title(f"{spec.name}: {label} per manifest\n({shown}; dots: every counted run)")
+    axes.set_title(f"{spec.name}: {label} per manifest\n({shown}; dots: every counted run, "
+                   "triangles at the top: runs beyond the axis)")
     axes.grid(True, axis="y", alpha=0.3)
-    axes.legend(fontsize="small", ncols=1 + len(names) // 8)
+    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), ncols=1 + len(names) // 16)
     return figure
+
+
+def _draw_runs(axes: Any, dots: Sequence[tuple[np.ndarray, list[float]]], ceiling: float) -> None:
+    """Every counted run as a dot; the axis ends at `ceiling` (above every bar's interval, when there is
+    one), and a run beyond it is a triangle at the edge rather than a reason to squash the bars."""
+    highest = max((max(points) for _, points in dots if points), default=0.0)
+    limit = ceiling if ceiling > 0 else highest * _CLEARANCE
+    for xs, points in dots:
+        values = np.array(points, dtype=float)
+        inside = values <= limit
+        axes.scatter(xs[inside], values[inside], s=10, color="black", alpha=0.7, zorder=3)
+        axes.scatter(xs[~inside], np.full((~inside).sum(), limit), s=28, marker="^", color="black", zorder=3,
+                     clip_on=False)
+    if limit > 0:
+        axes.set_ylim(0, limit)
 
 
 def _time_bar(cell: Cell) -> tuple[float, float, float] | None:
@@ -205,7 +245,8 @@ def _processes_panel(axes: Any, results: Results, analysis: Analysis, manifest: 
                 xs, ys, lows, highs = zip(*points, strict=True)
                 errors = [[y - low for y, low in zip(ys, lows, strict=True)],
                           [high - y for y, high in zip(ys, highs, strict=True)]]
-                axes.errorbar(xs, ys, yerr=errors, color=f"C{index}", capsize=3, marker="*" if auto else "o",
+                colour = colormaps[_FAMILIES[index % len(_FAMILIES)]](0.75)
+                axes.errorbar(xs, ys, yerr=errors, color=colour, capsize=3, marker="*" if auto else "o",
                               markersize=12 if auto else 6, linestyle="none" if auto else "-",
                               label=f"{downloader} (auto)" if auto else downloader)
     for index, variant in enumerate(v for v in results.experiment.variants if v.is_command):
@@ -244,13 +285,15 @@ def _timeline(results: Results) -> Figure:
     """Every run's sync time in the order made, warm-ups hollow: drift and warm-up effects show here."""
     figure = Figure(figsize=(8, 4), layout="constrained")
     axes = figure.add_subplot()
-    for index, variant in enumerate(results.experiment.variants):
+    colours = _colours(results.experiment.variants)
+    for variant in results.experiment.variants:
+        colour = colours[variant.name]
         for warmup in (False, True):
             runs = [(i, r.sync_seconds) for i, r in enumerate(results.runs, start=1)
                     if r.variant == variant.name and r.ok and r.warmup == warmup and r.sync_seconds is not None]
             if runs:
                 xs, ys = zip(*runs, strict=True)
-                axes.scatter(xs, ys, s=16, color=f"C{index}", facecolors="none" if warmup else f"C{index}",
+                axes.scatter(xs, ys, s=16, color=colour, facecolors="none" if warmup else colour,
                              label=f"{variant.name}{' (warm-up)' if warmup else ''}")
     failed = [i for i, r in enumerate(results.runs, start=1) if not r.ok]
     for i in failed:
