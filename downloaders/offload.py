@@ -15,7 +15,6 @@ docs/performance.md has the measurements.
 from __future__ import annotations
 
 import asyncio
-import os
 import queue
 import threading
 from collections.abc import Callable
@@ -26,13 +25,13 @@ from typing import Any
 from downloaders import defaults
 from downloaders.streaming import BodyWriter
 from downloaders.types import DownloadRequest
+from pulp_base.processes import usable_cpus
 
 __all__ = [
     "HashingLanes",
     "HashingThread",
     "AsyncBody",
     "hashing_lanes",
-    "usable_cpus",
     "OFFLOAD_MIN_BYTES",
     "BACKLOG_CHUNKS",
 ]
@@ -44,13 +43,6 @@ BACKLOG_CHUNKS = 64
 16 MB at most); each lane queues its share."""
 
 _Item = tuple[Callable[..., Any], tuple[Any, ...], "asyncio.Future[Any] | None"]
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, which a container's cpuset narrows)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def hashing_lanes(concurrency: int) -> int:
