@@ -38,9 +38,16 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 
 from pulp_sync import defaults
 from pulp_sync.processes import process_alive, this_process
-from pulp_sync.shard_processes import BatchedProgress, Progress, Runner, Work, fork_child, terminate
+from pulp_sync.shard_processes import (
+    BatchedProgress,
+    Progress,
+    Runner,
+    Work,
+    fork_child,
+    remove_workspaces,
+    terminate,
+)
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
-from pulp_sync.store import artifact_store
 
 __all__ = ["Board", "BoardCanceled", "BoardProgress", "on_workers", "take_shards", "alive_here_or_beating", "abandon"]
 
@@ -203,9 +210,9 @@ def on_workers(connection: Redis, queue: str, task_id: str, remote_id: int, take
             progress: Progress) -> list[ShardCounts]:
         board = Board(connection, task_id)
         board.create(shards, remote_id, prefix, queue)
-        with _takers(board, shards, work, taker) as own:
+        with _takers(board, shards, prefix, work, taker) as own:
             started()
-            return _Watch(board, len(shards), progress, alive, own).until_done()
+            return _Watch(board, shards, prefix, progress, alive, own).until_done()
 
     return run
 
@@ -243,7 +250,7 @@ class _OwnTaker:
 
 
 @contextmanager
-def _takers(board: Board, shards: Sequence[Shard], work: Work, taker: str) -> Iterator[_OwnTaker]:
+def _takers(board: Board, shards: Sequence[Shard], prefix: str, work: Work, taker: str) -> Iterator[_OwnTaker]:
     """One RQ job per shard but the first, and the task's own taker; on leaving, the board canceled (a
     no-op for a board whose shards are all done), its takers stopped, its workspaces removed, the board
     deleted."""
@@ -255,11 +262,8 @@ def _takers(board: Board, shards: Sequence[Shard], work: Work, taker: str) -> It
         yield own
     finally:
         own.stop()
-        prefix = board.meta().get("prefix", "")
         abandon(board)
-        store = artifact_store()
-        for shard in shards:
-            store.remove_workspaces(shard_prefix(prefix, shard.index))
+        remove_workspaces(prefix, shards)
 
 
 def abandon(board: Board) -> None:
@@ -296,11 +300,17 @@ class _Watch:
     failure raised (module docstring)."""
 
     board: Board
-    count: int
+    shards: Sequence[Shard]
+    prefix: str
+    """The sync's workspace prefix, which names its shards' workspaces (shards.shard_prefix)."""
     progress: Progress
     alive: Alive
     own: _OwnTaker
     seen: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return len(self.shards)
 
     def until_done(self) -> list[ShardCounts]:
         while True:
@@ -330,8 +340,7 @@ class _Watch:
         why = f"its taker {fields['taker']} ({fields['process']}) stopped"
         if int(fields["attempts"]) >= defaults.SHARD_ATTEMPTS:
             raise ShardFailed(index, self.count, _pid(fields), f"{why}, on attempt {fields['attempts']}", None)
-        prefix = self.board.meta().get("prefix", "")
-        artifact_store().remove_workspaces(shard_prefix(prefix, index))
+        remove_workspaces(self.prefix, [self.shards[index]])
         self.board.put_back(index)
         _enqueue(self.board)
 

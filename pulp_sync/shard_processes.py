@@ -45,8 +45,8 @@ from pulp_sync.progress import ProgressSink
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
 from pulp_sync.store import artifact_store
 
-__all__ = ["Work", "Progress", "Runner", "run_shards", "fork_child", "terminate", "BatchedProgress", "PipeProgress",
-           "Stopped"]
+__all__ = ["Work", "Progress", "Runner", "run_shards", "fork_child", "terminate", "remove_workspaces",
+           "BatchedProgress", "PipeProgress", "Stopped"]
 
 Work = Callable[[Shard, str, ProgressSink], ShardCounts]
 """A shard's downloads, in its process: the shard, the prefix of its workspace, where its progress goes;
@@ -101,10 +101,17 @@ def _children(shards: Sequence[Shard], prefix: str, work: Work) -> Iterator[list
             children.append(_fork(shard, shard_prefix(prefix, shard.index), work, children))
         yield children
     finally:
-        store = artifact_store()
         for child in children:
             _stop(child)
-            store.remove_workspaces(shard_prefix(prefix, child.shard.index))
+        remove_workspaces(prefix, shards)
+
+
+def remove_workspaces(prefix: str, shards: Sequence[Shard]) -> None:
+    """Remove what the shards' processes left in their workspaces (named from the sync's `prefix`): a process
+    that ends cleanly removes its own, one stopped or killed cannot."""
+    store = artifact_store()
+    for shard in shards:
+        store.remove_workspaces(shard_prefix(prefix, shard.index))
 
 
 def _fork(shard: Shard, workspace_prefix: str, work: Work, siblings: Sequence[_Child]) -> _Child:

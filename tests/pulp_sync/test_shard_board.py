@@ -34,6 +34,10 @@ FILES = 240
 SHARDS = 3
 
 
+def one_shard(folder: Path) -> list[Shard]:
+    return [Shard(0, folder / "shard-0.spool", 5, 50)]
+
+
 @pytest.fixture(scope="module")
 def remote_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("remote")
@@ -133,7 +137,7 @@ def test_canceling_a_split_sync_ends_every_shard(
 def board(redis: Redis, tmp_path: Path) -> Iterator[Board]:  # noqa: F811
     made = Board(redis, f"test-{uuid.uuid4().hex[:12]}")
     queue = f"pulp-sync-test-{uuid.uuid4().hex[:12]}"
-    made.create([Shard(0, tmp_path / "shard-0.spool", 5, 50)], 1, "sync-x", queue)
+    made.create(one_shard(tmp_path), 1, "sync-x", queue)
     try:
         yield made
     finally:
@@ -148,16 +152,17 @@ def a_dead_taker_took(board: Board) -> dict[str, str]:
     return board.shard(0)
 
 
-def watch(board: Board) -> _Watch:
-    return _Watch(board, 1, lambda files, size: None, lambda taker, process: False, _OwnTaker(board, never, "t"))
+def watch(board: Board, tmp_path: Path) -> _Watch:
+    return _Watch(board, one_shard(tmp_path), "sync-x", lambda index, files, size: None,
+                  lambda taker, process: False, _OwnTaker(board, never, "t"))
 
 
 def never(shard: Shard, prefix: str, progress: object) -> ShardCounts:
     raise AssertionError("not run in this test")
 
 
-def test_a_shard_whose_taker_died_waits_again_once_then_fails_the_sync(board: Board) -> None:
-    watching = watch(board)
+def test_a_shard_whose_taker_died_waits_again_once_then_fails_the_sync(board: Board, tmp_path: Path) -> None:
+    watching = watch(board, tmp_path)
     watching._follow(0, a_dead_taker_took(board))
     assert board.shard(0)["state"] == "waiting" and board.shard(0)["attempts"] == "2" and board.waiting() == 1
     with pytest.raises(ShardFailed, match=r"^shard 1 of 1 \(process 4242\) failed: its taker w1\.7\.ab "
