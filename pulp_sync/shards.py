@@ -19,7 +19,7 @@ with a histogram of 65,536 digest prefixes keep the parent's memory flat however
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any
 
 from pulp_base.processes import AUTO, usable_cpus
 from pulp_sync import defaults
+from pulp_sync.spool import parse_line, read_spool
 
 __all__ = [
     "Shard",
@@ -100,12 +101,12 @@ class ShardFailed(Exception):
 
 
 def split(spool: Path, count: int, folder: Path) -> list[Shard]:
-    """Cut `spool` ("sha256,size,path" lines) into at most `count` shards of contiguous digest ranges and
+    """Cut `spool` (pulp_sync.spool) into at most `count` shards of contiguous digest ranges and
     about equal weight, each written to `folder/shard-<i>.spool`; fewer when the digests do not spread
     over `count` ranges (a handful of files in one prefix)."""
     weights = [0] * 16**_PREFIX_HEX
-    for digest, size in _digests_and_sizes(spool):
-        weights[_bucket(digest)] += size + defaults.SHARD_FILE_WEIGHT
+    for planned in read_spool(spool):
+        weights[_bucket(planned.sha256)] += planned.size + defaults.SHARD_FILE_WEIGHT
     owner = _owners(weights, count)
     shards = sorted(set(owner[bucket] for bucket, weight in enumerate(weights) if weight))
     renumber = {old: new for new, old in enumerate(shards)}
@@ -115,18 +116,12 @@ def split(spool: Path, count: int, folder: Path) -> list[Shard]:
         outputs = [stack.enter_context(path.open("w", encoding="utf-8")) for path in paths]
         with spool.open(encoding="utf-8") as lines:
             for line in lines:
-                index = renumber[owner[_bucket(line)]]
+                planned = parse_line(line)
+                index = renumber[owner[_bucket(planned.sha256)]]
                 outputs[index].write(line)
                 files[index] += 1
-                sizes[index] += int(line.split(",", 2)[1])
+                sizes[index] += planned.size
     return [Shard(index, paths[index], files[index], sizes[index]) for index in range(len(shards))]
-
-
-def _digests_and_sizes(spool: Path) -> Iterator[tuple[str, int]]:
-    with spool.open(encoding="utf-8") as lines:
-        for line in lines:
-            digest, size, _ = line.split(",", 2)
-            yield digest, int(size)
 
 
 def _bucket(digest: str) -> int:

@@ -43,6 +43,7 @@ from pulp_sync.models import Artifact, FileContent, Remote, Repository, Reposito
 from pulp_sync.progress import NullProgress, ProgressSink, ShardsSink
 from pulp_sync.shard_processes import Runner, run_shards
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, how_many, split
+from pulp_sync.spool import read_spool, spool_line
 from pulp_sync.store import ArtifactStore, artifact_store
 
 __all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped", "download_shard"]
@@ -370,7 +371,7 @@ def _plan(manifest: Path, workspace: Path, tally: _Tally) -> _Plan:
             present = set(stored.values_list("sha256", flat=True))
             tally.skipped += len(present)
             for entry in (entry for digest, entry in fresh.items() if digest not in present):
-                spool.write(f"{entry.sha256},{entry.size},{entry.relative_path}\n")
+                spool.write(spool_line(entry.sha256, entry.size, entry.relative_path))
                 plan.missing += 1
                 plan.missing_bytes += entry.size
     return plan
@@ -378,10 +379,9 @@ def _plan(manifest: Path, workspace: Path, tally: _Tally) -> _Plan:
 
 def _spooled_requests(spool: Path, manifest_url: str) -> Iterator[DownloadRequest]:
     """The spooled downloads as requests, read lazily in the downloader's thread (no DB there)."""
-    with spool.open(encoding="utf-8") as lines:
-        for line in lines:
-            sha256, size, relative_path = line.rstrip("\n").split(",", 2)
-            yield DownloadRequest(file_url(manifest_url, relative_path), relative_path, sha256, int(size))
+    for planned in read_spool(spool):
+        yield DownloadRequest(file_url(manifest_url, planned.relative_path), planned.relative_path, planned.sha256,
+                              planned.size)
 
 
 def _download(
