@@ -86,6 +86,7 @@ __all__ = [
     "redis_location",
     "queue_name",
     "still_alive",
+    "beating",
 ]
 
 TASKING = ("inline", "rq")
@@ -431,7 +432,7 @@ def _shard_runner(task: Task, worker: str, queue: str | None) -> Runner:
     if queue is None:
         return run_shards
     connection = redis_connection()
-    alive = alive_here_or_beating(lambda taker: bool(connection.exists(_ALIVE_KEY + taker)))
+    alive = alive_here_or_beating(partial(beating, connection))
     assert task.remote is not None, "refused before"
     return on_workers(connection, queue, str(task.pk), task.remote.pk, worker, alive)
 
@@ -492,7 +493,7 @@ def _why_abandoned(task: Task, connection: Redis) -> str | None:
     alive = process_alive(job.meta.get("process", ""))
     if alive is not None:
         return None if alive else f"its worker process ({job.meta['process']}) is gone"
-    if job.worker_name and not connection.exists(_ALIVE_KEY + job.worker_name):
+    if job.worker_name and not beating(connection, job.worker_name):
         return f"its worker {job.worker_name} stopped sending heartbeats"
     return None
 
@@ -500,6 +501,11 @@ def _why_abandoned(task: Task, connection: Redis) -> str | None:
 def still_alive(connection: Redis, worker: str, ttl: float) -> None:
     """Record that `worker` lives, for `ttl` seconds (see worker._Heartbeat)."""
     connection.set(_ALIVE_KEY + worker, this_process(), px=int(ttl * 1000))
+
+
+def beating(connection: Redis, worker: str) -> bool:
+    """Whether `worker`'s heartbeat (still_alive) has not lapsed."""
+    return bool(connection.exists(_ALIVE_KEY + worker))
 
 
 def _abandon(task_id: Any, cause: str) -> bool:
