@@ -130,7 +130,8 @@ def gate_problems(old: Results, new: Results) -> list[GateProblem]:
     two folders measured different things, a sweep against a run), cells of OLD missing from NEW, and
     failed runs (or cells without a counted run) in NEW."""
     measured = {key for key, times in _cells(old).items() if times}
-    planned = set(_cells(new))
+    new_cells = _cells(new)
+    planned = set(new_cells)
     problems = []
     if not measured & planned:
         problems.append(GateProblem(NO_COMMON_CELLS, f"Nothing compared: no manifest x variant of OLD "
@@ -138,7 +139,7 @@ def gate_problems(old: Results, new: Results) -> list[GateProblem]:
     elif measured - planned:
         problems.append(GateProblem(MISSING_CELLS, f"NEW lacks cells OLD measured: {_names(measured - planned)}"))
     failing = [f"{manifest} x {variant}: {failed} of {failed + len(times)} failed"
-               for (manifest, variant), times in _cells(new).items()
+               for (manifest, variant), times in new_cells.items()
                for failed in [_failed(new, manifest, variant)] if failed or not times]
     if failing:
         problems.append(GateProblem(FAILED_RUNS, "NEW has failed runs: " + _shown(failing)))
