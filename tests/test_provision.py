@@ -15,7 +15,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted(
-    [ROOT / ".ci" / "run", ROOT / "runtests.sh", ROOT / "manytests.sh", *(ROOT / "scripts").glob("*.sh")]
+    [
+        ROOT / ".ci" / "run",
+        ROOT / "runtests.sh",
+        ROOT / "manytests.sh",
+        *(ROOT / "scripts").glob("*.sh"),
+        *(ROOT / "experiments").glob("*.sh"),
+    ]
 )
 
 
