@@ -40,6 +40,7 @@ setup(
         "rq>=3.0",
         "redis>=5.0",
         "packaging>=22.0",  # reading plugins' requirements for results.json (harness.results.provenance)
+        "psutil>=5.9.4",  # the machine's state around an experiment (harness.run.machine)
     ],
     extras_require={
         "postgres": ["psycopg[binary]>=3.1"],
@@ -58,6 +59,7 @@ setup(
             # scipy's types (harness.analysis.stats); 1.14.1.0-.3 pin optype < 0.7, on which mypy 2.4 crashes,
             # and 1.14.1.4 types optimize.brentq's result as a float or a tuple
             "scipy-stubs>=1.14.1.5",
+            "types-psutil>=5.9.5.20240516",  # psutil's types (harness.run.machine, harness.run.child)
             "types-mysqlclient>=2.0",  # MySQLdb's types (harness.variants.databases; psycopg ships its own)
             # Django's and DRF's types and mypy's django plugin (pulp_sync/), at the versions checked with
             "django-stubs>=6.1.2",

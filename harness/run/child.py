@@ -14,11 +14,13 @@ import resource
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ChildRun", "HighWater", "ProcessStat", "run_child", "last_words", "descendants", "process_stats"]
+import psutil
+
+__all__ = ["ChildRun", "HighWater", "run_child", "last_words", "descendants"]
 
 
 @dataclass(frozen=True)
@@ -88,25 +90,25 @@ class HighWater:
         return (self.kib or usage.ru_maxrss) / 1024
 
 
-def descendants(pid: int, stats: Mapping[int, ProcessStat] | None = None) -> list[int]:
-    """The processes below `pid` (children, theirs, ...), as /proc lists them now, or as `stats` (a
-    process_stats() its caller has already read) list them."""
-    return _tree(pid, stats)[1:]
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (children, theirs, ...), as the kernel lists them now."""
+    return _tree(pid)[1:]
 
 
-def _tree(pid: int, stats: Mapping[int, ProcessStat] | None = None) -> list[int]:
-    """`pid` and its descendants: by each process's parent in `stats` when given; else from
-    /proc/<pid>/task/<tid>/children where the kernel has those files (CONFIG_PROC_CHILDREN; cheap enough
-    to sample every few milliseconds), or from every process's parent in /proc/<pid>/stat."""
-    if stats is not None:
-        children = _children_by_parent(stats)
-    else:
-        children = _children_files if _HAS_CHILDREN_FILES else _children_by_parent(process_stats())
+def _tree(pid: int) -> list[int]:
+    """`pid` and its descendants: from /proc/<pid>/task/<tid>/children where the kernel has those files
+    (CONFIG_PROC_CHILDREN; cheap enough to sample every few milliseconds while a run goes on), else from
+    psutil, which reads every process's parent for each call."""
+    if not _HAS_CHILDREN_FILES:
+        try:
+            return [pid, *(child.pid for child in psutil.Process(pid).children(recursive=True))]
+        except psutil.Error:
+            return [pid]
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
         found.append(current)
-        todo.extend(children(current))
+        todo.extend(_children_files(current))
     return found
 
 
@@ -118,41 +120,6 @@ def _children_files(pid: int) -> list[int]:
                 found.extend(int(child) for child in children.read().split())
     except OSError:
         pass
-    return found
-
-
-def _children_by_parent(stats: Mapping[int, ProcessStat]) -> Callable[[int], list[int]]:
-    by_parent: dict[int, list[int]] = {}
-    for pid, process in stats.items():
-        by_parent.setdefault(process.parent, []).append(pid)
-    return lambda pid: by_parent.get(pid, [])
-
-
-@dataclass(frozen=True)
-class ProcessStat:
-    """What /proc/<pid>/stat says of one process: its command name, its parent, the CPU it used (utime +
-    stime) and when it started (which tells a reused pid from the process that had it), in clock ticks."""
-
-    name: str
-    parent: int
-    cpu_ticks: int
-    started: int
-
-
-def process_stats() -> dict[int, ProcessStat]:
-    """Every process now, from one pass over /proc; processes that end meanwhile are left out. The name
-    is between the first "(" and the last ")" (it may hold either); the fields after it are split."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-            fields = text[text.rindex(")") + 2:].split()
-            found[int(entry)] = ProcessStat(text[text.index("(") + 1:text.rindex(")")], int(fields[1]),
-                                            int(fields[11]) + int(fields[12]), int(fields[19]))
-        except (OSError, IndexError, ValueError):
-            continue
     return found
 
 

@@ -5,7 +5,9 @@ that lowers the clock while idle, swapping, or a second experiment sharing the s
 the figures more than most differences being measured. The harness records the state before the
 first run and after the last (`snapshot`) and, while the runs go on, the CPU of every process that is
 not the experiment's own (`Watch`); it keeps the full list of installed packages and the store's
-filesystem type, and turns what it found into warnings in the report (`warnings_for`).
+filesystem type, and turns what it found into warnings in the report (`warnings_for`). Processes, load,
+swap and mounts come from psutil, which reads them wherever it runs; only the frequency governors are
+read from Linux's sysfs, which no portable interface exposes.
 """
 
 from __future__ import annotations
@@ -14,17 +16,19 @@ import fcntl
 import os
 import threading
 import time
-from collections import Counter
-from collections.abc import Iterator
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from harness import defaults
 from harness.errors import HarnessError
 from harness.results.warning import FigureWarning, Kind
-from harness.run.child import ProcessStat, descendants, process_stats
 
 __all__ = ["snapshot", "Watch", "installed_packages", "filesystem_of", "warnings_for", "state_lock",
            "StateFolderBusy"]
@@ -45,12 +49,50 @@ class StateFolderBusy(HarnessError, RuntimeError):
     """Another experiment holds the state folder: two would reset each other's database and store."""
 
 
+@dataclass(frozen=True)
+class ProcessCpu:
+    """One process at one moment: its name, its parent, the CPU seconds it has used (user + system) and
+    when it started, which tells a reused pid from the process that had it before."""
+
+    name: str
+    parent: int
+    cpu_seconds: float
+    started: float
+
+
+def processes() -> dict[int, ProcessCpu]:
+    """Every process this user may read, now; those that end meanwhile are left out."""
+    found = {}
+    for process in psutil.process_iter(["name", "ppid", "cpu_times", "create_time"]):
+        info = process.info
+        times = info["cpu_times"]
+        if times is None or info["create_time"] is None:  # psutil.AccessDenied, reported as None
+            continue
+        found[process.pid] = ProcessCpu(info["name"] or "?", info["ppid"] or 0, times.user + times.system,
+                                        info["create_time"])
+    return found
+
+
+def tree(root: int, found: Mapping[int, ProcessCpu]) -> set[int]:
+    """`root` and every process below it among `found` (one reading, so a run's child that has ended since
+    cannot pass for another process)."""
+    below: dict[int, list[int]] = {}
+    for pid, process in found.items():
+        below.setdefault(process.parent, []).append(pid)
+    members, todo = set(), [root]
+    while todo:
+        current = todo.pop()
+        members.add(current)
+        todo.extend(pid for pid in below.get(current, []) if pid not in members)
+    return members
+
+
 def snapshot(exclude: set[int] | None = None) -> dict[str, Any]:
     """The load average, the busiest processes over half a second (other than `exclude` and this
     process), the CPU frequency governors where readable, and swap in use."""
     return {
         "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "load_average": list(os.getloadavg()),
+        "load_average": list(psutil.getloadavg()),
         "busiest": _busiest({os.getpid(), *(exclude or set())}),
         "governors": _governors(),
         "swap_used_mb": _swap_used_mb(),
@@ -58,7 +100,7 @@ def snapshot(exclude: set[int] | None = None) -> dict[str, Any]:
 
 
 class Watch:
-    """The machine while the runs go on: every `interval` seconds a daemon thread reads /proc once and adds
+    """The machine while the runs go on: every `interval` seconds a daemon thread reads every process once and adds
     each process's CPU since the last reading, apart from `root`'s process tree (the harness, its runs and
     the servers it started), and the 1-minute load average and swap. A process that started and ended
     between two readings is not seen; one that lived across a reading is counted in full.
@@ -73,10 +115,10 @@ class Watch:
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="machine-watch", daemon=True)
-        self._last: dict[int, ProcessStat] = {}
-        self._used: Counter[tuple[int, int]] = Counter()
-        """CPU ticks used by each other process, by (pid, start time): a reused pid is another process."""
-        self._names: dict[tuple[int, int], str] = {}
+        self._last: dict[int, ProcessCpu] = {}
+        self._used: defaultdict[tuple[int, float], float] = defaultdict(float)
+        """CPU seconds used by each other process, by (pid, start time): a reused pid is another process."""
+        self._names: dict[tuple[int, float], str] = {}
         self._loads: list[float] = []
         self._swap: list[float] = []
         self._started = 0.0
@@ -84,7 +126,7 @@ class Watch:
 
     def __enter__(self) -> Watch:
         self._started = time.monotonic()
-        self._last = process_stats()
+        self._last = processes()
         self._thread.start()
         return self
 
@@ -95,23 +137,24 @@ class Watch:
         self._seconds = time.monotonic() - self._started
 
     def summary(self) -> dict[str, Any]:
-        ticks = os.sysconf("SC_CLK_TCK") * max(self._seconds, 1e-9)
-        others = [{"pid": key[0], "name": self._names[key], "cpu_share": round(used / ticks, 3)}
-                  for key, used in self._used.most_common() if used > 0 and self._names[key] not in _SERVICES]
-        services: Counter[str] = Counter()
-        processes: Counter[str] = Counter()
+        seconds = max(self._seconds, 1e-9)
+        others = [{"pid": key[0], "name": self._names[key], "cpu_share": round(used / seconds, 3)}
+                  for key, used in sorted(self._used.items(), key=lambda item: -item[1])
+                  if used > 0 and self._names[key] not in _SERVICES]
+        services: defaultdict[str, float] = defaultdict(float)
+        counts: Counter[str] = Counter()
         for key, used in self._used.items():
             if self._names[key] in _SERVICES:
                 services[self._names[key]] += used
-                processes[self._names[key]] += 1
+                counts[self._names[key]] += 1
         return {
             "seconds": round(self._seconds, 1),
             "samples": len(self._loads),
             "load_average_max": max(self._loads, default=None),
             "swap_used_mb": max(self._swap, default=0.0),
             "busiest": others[:_BUSIEST],
-            "services": [{"name": name, "processes": processes[name], "cpu_share": round(used / ticks, 3)}
-                         for name, used in services.most_common()],
+            "services": [{"name": name, "processes": counts[name], "cpu_share": round(used / seconds, 3)}
+                         for name, used in sorted(services.items(), key=lambda item: -item[1])],
         }
 
     def _watch(self) -> None:
@@ -119,17 +162,18 @@ class Watch:
             self._read()
 
     def _read(self) -> None:
-        now = process_stats()
-        own = {self._root, *descendants(self._root, now)}
-        for pid, stat in now.items():
+        now = processes()
+        own = tree(self._root, now)
+        for pid, process in now.items():
             if pid in own:
                 continue
             before = self._last.get(pid)
-            key = (pid, stat.started)
-            self._used[key] += stat.cpu_ticks - (before.cpu_ticks if before and before.started == stat.started else 0)
-            self._names[key] = stat.name
+            key = (pid, process.started)
+            self._used[key] += process.cpu_seconds - (
+                before.cpu_seconds if before and before.started == process.started else 0.0)
+            self._names[key] = process.name
         self._last = now
-        self._loads.append(os.getloadavg()[0])
+        self._loads.append(psutil.getloadavg()[0])
         self._swap.append(_swap_used_mb())
 
 
@@ -140,21 +184,21 @@ def installed_packages() -> dict[str, str]:
 
 
 def filesystem_of(path: Path) -> dict[str, str] | None:
-    """The mount holding `path` (its deepest mount point in /proc/mounts): point, type and options."""
+    """The mount holding `path` (the deepest mount point above it): point, type, device and options."""
     target = path.resolve()
     while not target.exists() and target != target.parent:
         target = target.parent
     best: dict[str, str] | None = None
     try:
-        lines = Path("/proc/mounts").read_text().splitlines()
+        mounts = psutil.disk_partitions(all=True)
     except OSError:
         return None
-    for line in lines:
-        device, point, kind, options, *_ = line.split()
-        point = point.replace("\\040", " ")
-        if (target == Path(point) or Path(point) in target.parents) and (
-                best is None or len(point) > len(best["mount_point"])):
-            best = {"mount_point": point, "type": kind, "device": device, "options": options}
+    for mount in mounts:
+        point = Path(mount.mountpoint)
+        if (target == point or point in target.parents) and (
+                best is None or len(mount.mountpoint) > len(best["mount_point"])):
+            best = {"mount_point": mount.mountpoint, "type": mount.fstype, "device": mount.device,
+                    "options": mount.opts}
     return best
 
 
@@ -220,13 +264,14 @@ def state_lock(state_dir: Path) -> Iterator[None]:
 
 def _busiest(exclude: set[int]) -> list[dict[str, Any]]:
     """The processes that used the most CPU over defaults.MACHINE_SNAPSHOT_SECONDS, as a share of one CPU."""
-    before = process_stats()
+    before = processes()
+    started = time.monotonic()
     time.sleep(defaults.MACHINE_SNAPSHOT_SECONDS)
-    after = process_stats()
-    ticks = os.sysconf("SC_CLK_TCK") * defaults.MACHINE_SNAPSHOT_SECONDS
-    used = sorted(((after[pid].cpu_ticks - before[pid].cpu_ticks, pid) for pid in after.keys() & before.keys()
-                   if pid not in exclude), reverse=True)
-    return [{"pid": pid, "name": after[pid].name, "cpu_share": round(delta / ticks, 3)}
+    after = processes()
+    seconds = time.monotonic() - started
+    used = sorted(((after[pid].cpu_seconds - before[pid].cpu_seconds, pid) for pid in after.keys() & before.keys()
+                   if pid not in exclude and after[pid].started == before[pid].started), reverse=True)
+    return [{"pid": pid, "name": after[pid].name, "cpu_share": round(delta / seconds, 3)}
             for delta, pid in used[:_BUSIEST] if delta > 0]
 
 
@@ -242,9 +287,4 @@ def _governors() -> list[str]:
 
 
 def _swap_used_mb() -> float:
-    values = {}
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("SwapTotal", "SwapFree"):
-            values[key] = int(rest.split()[0])
-    return round((values.get("SwapTotal", 0) - values.get("SwapFree", 0)) / 1024, 1)
+    return round(psutil.swap_memory().used / 2**20, 1)
