@@ -40,7 +40,7 @@ from downloaders.offload import HashingLanes, hashing_lanes
 from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.settings import DownloaderSettings
-from downloaders.tls import build_ssl_context, trusts_system_defaults
+from downloaders.tls import build_ssl_context, trusts_system_defaults, untrusted_because
 from downloaders.types import DownloadRequest, DownloadResult, Outcome
 
 __all__ = ["AsyncioDownloader"]
@@ -171,7 +171,7 @@ class AsyncioDownloader(BaseDownloader):
         except AddressRefused as error:  # a refusal when connecting names the host, not the URL
             raise AddressRefused(url, error.message) from error
         except aiohttp.ClientConnectorCertificateError as error:
-            raise TLSVerificationError(url, f"TLS certificate not trusted: {error.certificate_error}") from error
+            raise TLSVerificationError(url, f"TLS certificate not trusted: {untrusted_because(error)}") from error
         except aiohttp.ClientSSLError as error:
             raise TLSVerificationError(url, f"TLS error: {error}") from error
         except TimeoutError as error:

@@ -61,7 +61,7 @@ from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.settings import DownloaderSettings
 from downloaders.streaming import BodyWriter
-from downloaders.tls import build_ssl_context
+from downloaders.tls import build_ssl_context, untrusted_because
 from downloaders.types import DownloadRequest, DownloadResult
 
 __all__ = ["FuturesDownloader"]
@@ -377,7 +377,7 @@ def _translate(url: str, error: BaseException) -> DownloadError:
         return _translate(url, error.reason)
     if isinstance(error, SSLError):
         if "CERTIFICATE_VERIFY_FAILED" in str(error) or "certificate verify failed" in str(error):
-            return TLSVerificationError(url, f"TLS certificate not trusted: {error}")
+            return TLSVerificationError(url, f"TLS certificate not trusted: {untrusted_because(error)}")
         return TLSVerificationError(url, f"TLS error: {error}")
     if isinstance(error, Urllib3Timeout) and not isinstance(error, NewConnectionError):  # urllib3 2 made it one
         return DownloadTimeout(url, f"timed out: {error}")

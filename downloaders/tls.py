@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import ssl
 import tempfile
 import threading
@@ -20,7 +21,7 @@ from typing import NoReturn
 from downloaders.errors import TLSConfigurationError
 from downloaders.settings import DownloaderSettings, is_pem
 
-__all__ = ["build_ssl_context", "trusts_system_defaults"]
+__all__ = ["build_ssl_context", "trusts_system_defaults", "untrusted_because"]
 
 _Material = Path | str | None
 _Source = tuple[str, str, int] | None
@@ -28,6 +29,7 @@ _Source = tuple[str, str, int] | None
 sha256 of the text, 0); the text itself, a key's included, is never kept."""
 
 _CACHED = 16
+_SOURCE_LINE = re.compile(r"\s*\(_ssl\.c:\d+\)")
 _contexts: OrderedDict[tuple[bool, _Source, _Source, _Source], ssl.SSLContext] = OrderedDict()
 _contexts_lock = threading.Lock()
 
@@ -140,3 +142,23 @@ def _text(pem: _Material) -> str:
 def _described(value: _Material) -> str:
     """A setting's value as a message may show it: a file's path, never PEM text (a key is a secret)."""
     return "PEM text" if is_pem(value) else f"file {value}"
+
+
+def untrusted_because(error: BaseException) -> str:
+    """Why a server's certificate was not trusted, in OpenSSL's words ("self-signed certificate",
+    "certificate has expired"), found wherever the engine's library wrapped the ssl error; otherwise the
+    error's text. Never with the line of CPython's C source it adds ("(_ssl.c:1006)"), which says nothing
+    to a user and changes with each Python build."""
+    todo: list[object] = [error]
+    seen: set[int] = set()
+    while todo:
+        found = todo.pop()
+        if id(found) in seen:
+            continue
+        seen.add(id(found))
+        reason = getattr(found, "verify_message", None)  # aiohttp's wrapper is an SSLCertVerificationError without it
+        if isinstance(found, ssl.SSLCertVerificationError) and reason:
+            return str(reason)
+        if isinstance(found, BaseException):
+            todo.extend([*found.args, found.__cause__, found.__context__])
+    return _SOURCE_LINE.sub("", str(error))
