@@ -2,11 +2,14 @@
 
     Remote ──sync──> Repository ──> RepositoryVersion ──(RepositoryContent)──> FileContent ──> Artifact
        └──── Task: one sync run (inline or on an RQ worker), its state, progress and outcome
+    Distribution (base_path) ──> Publication ──> RepositoryVersion, or ──> Repository (its latest version)
 
 An Artifact is one verified file in the store, keyed by sha256 and shared by every repository; a
 FileContent is a relative path naming an artifact; a RepositoryVersion is an immutable set of
-FileContents. A UserRole gives an API user a role on a remote or repository (its creator is its
-owner); a Task records who dispatched it. Only portable ORM features are used, so sqlite, PostgreSQL
+FileContents. A Publication makes a version servable (with a PULP_MANIFEST listing it), and a
+Distribution serves a publication, or a repository's latest version, over HTTP under its base path. A
+UserRole gives an API user a role on a remote, repository, publication or distribution (its creator is
+its owner); a Task records who dispatched it. Only portable ORM features are used, so sqlite, PostgreSQL
 and MariaDB all fit.
 """
 
@@ -40,6 +43,8 @@ __all__ = [
     "Artifact",
     "FileContent",
     "RepositoryContent",
+    "Publication",
+    "Distribution",
     "TaskState",
     "Task",
 ]
@@ -333,6 +338,49 @@ class RepositoryContent(models.Model):
         constraints = [models.UniqueConstraint(fields=["version", "content"], name="unique_version_content")]
 
 
+class Publication(models.Model):
+    """A repository version made servable, as Pulp's file publication: its content under its relative
+    paths, and a manifest (`PULP_MANIFEST` unless named otherwise) listing them, made from the version
+    when asked for (a version never changes, so neither does its manifest). Deleted with its version."""
+
+    repository_version = models.ForeignKey(RepositoryVersion, on_delete=models.CASCADE, related_name="publications")
+    manifest = models.CharField(
+        max_length=255, default="PULP_MANIFEST", help_text="The name the publication's manifest is served under."
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    roles = GenericRelation(UserRole)  # deleted with the publication
+
+    def __str__(self) -> str:
+        return f"publication {self.pk} of {self.repository_version}"
+
+
+class Distribution(models.Model):
+    """Where content is served over HTTP: `/pulp/content/<base_path>/<relative path>`, from a publication,
+    or from a repository's latest version (Pulp's auto-distribution), or from nothing (404s) when
+    neither is set or what it named was deleted (SET_NULL, as in Pulp). No base path lies under
+    another's (the API refuses it), so a URL names one distribution."""
+
+    name = models.CharField(max_length=255, unique=True)
+    base_path = models.CharField(max_length=255, unique=True)
+    publication = models.ForeignKey(
+        Publication, null=True, blank=True, on_delete=models.SET_NULL, related_name="distributions"
+    )
+    repository = models.ForeignKey(
+        Repository, null=True, blank=True, on_delete=models.SET_NULL, related_name="distributions"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    roles = GenericRelation(UserRole)  # deleted with the distribution
+
+    def __str__(self) -> str:
+        return self.name
+
+    def served_version(self) -> RepositoryVersion | None:
+        """The version whose content it serves now: its publication's, or its repository's latest."""
+        if self.publication is not None:
+            return self.publication.repository_version
+        return None if self.repository is None else self.repository.latest_version()
+
+
 class TaskState(models.TextChoices):
     """Where a task is: waiting (queued) -> running -> completed or failed; Pulp's names.
 
@@ -353,7 +401,8 @@ class Task(models.Model):
 
     `error` is a one-line message for people (never a secret); `report` is the SyncReport as a dict,
     also after a failed download. Progress fields are written a few times a second while it runs.
-    The API's orphan cleanup is a task too (named "orphan_cleanup", its counts in `report`).
+    The API's orphan cleanup, repair of a version and change of a repository's content are tasks too
+    (named "orphan_cleanup", "repair", "modify"; their counts in `report`), finished in the request.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)

@@ -14,7 +14,7 @@ from django.contrib.auth import models as auth
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Model, QuerySet
 
-from pulp_sync.models import Remote, Repository, UserRole
+from pulp_sync.models import Distribution, Publication, Remote, Repository, UserRole
 
 __all__ = ["User", "ObjectRoles", "ROLES", "is_admin", "seen", "may_use_remote"]
 
@@ -53,8 +53,10 @@ class ObjectRoles:
 ROLES: dict[type[Model], ObjectRoles] = {
     Remote: ObjectRoles("file", "fileremote", ("change", "delete", "manage_roles")),
     Repository: ObjectRoles("file", "filerepository", ("change", "delete", "sync", "manage_roles")),
+    Publication: ObjectRoles("file", "filepublication", ("delete", "manage_roles")),
+    Distribution: ObjectRoles("file", "filedistribution", ("change", "delete", "manage_roles")),
 }
-"""The objects users have roles on."""
+"""The objects users have roles on: Pulp's roles and permissions of each."""
 
 
 def is_admin(user: User) -> bool:

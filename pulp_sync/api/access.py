@@ -1,9 +1,9 @@
 """Who may see and change what, in both dialects: Pulp's object roles over pulp-sync's models.
 
-An admin (a superuser or staff user) sees and changes everything. Anyone else sees the remotes and
-repositories they have a role on, and changes (updates, deletes, syncs, gives roles on) those they
-are the owner of; the creator of one is its owner, as in Pulp. A version and its content follow
-their repository. A task is seen by whoever dispatched it and whoever sees its repository, and
+An admin (a superuser or staff user) sees and changes everything. Anyone else sees the remotes,
+repositories, publications and distributions they have a role on, and changes (updates, deletes, syncs,
+gives roles on) those they are the owner of; the creator of one is its owner, as in Pulp. A version and
+its content follow their repository. A task is seen by whoever dispatched it and whoever sees its repository, and
 canceled by its dispatcher and its repository's owners. Objects no one has a role on (made by the
 command line, or before roles existed) are for admins only.
 
@@ -25,7 +25,17 @@ from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 
-from pulp_sync.models import FileContent, Remote, Repository, RepositoryContent, RepositoryVersion, Task, UserRole
+from pulp_sync.models import (
+    Distribution,
+    FileContent,
+    Publication,
+    Remote,
+    Repository,
+    RepositoryContent,
+    RepositoryVersion,
+    Task,
+    UserRole,
+)
 from pulp_sync.permissions import ROLES, ObjectRoles, User, is_admin, may_use_remote, seen
 from pulp_sync.tasks import dispatch_sync
 
@@ -60,6 +70,8 @@ _SCOPES: dict[type[Model], Callable[[User], Q]] = {
         pk__in=RepositoryContent.objects.filter(version__repository__in=seen(Repository, user)).values("content")
     ),
     Task: lambda user: Q(dispatched_by=user.pk) | Q(repository__in=seen(Repository, user)),
+    Publication: lambda user: Q(pk__in=seen(Publication, user)),
+    Distribution: lambda user: Q(pk__in=seen(Distribution, user)),
 }
 """What a user who is not an admin sees of each model."""
 
@@ -85,12 +97,14 @@ def roles_of(user: User, obj: Model) -> list[str]:
 
 def may_change(user: User, obj: Model) -> bool:
     """Whether `user` may change `obj`: an admin; the owner of a remote or repository; a task's
-    dispatcher or its repository's owner (a task's only change is its cancel)."""
+    dispatcher or its repository's owner (a task's only change is its cancel); a version's: its repository's owner."""
     if is_admin(user):
         return True
     if isinstance(obj, Task):
         repository = obj.repository
         return obj.dispatched_by_id == user.pk or repository is not None and may_change(user, repository)
+    if isinstance(obj, RepositoryVersion):
+        return may_change(user, obj.repository)
     return ROLES[type(obj)].owner in roles_of(user, obj)
 
 

@@ -256,7 +256,7 @@ def test_a_remote_in_pulps_shape(client: APIClient, server: str) -> None:
         assert changed.json()["download_processes"] == shown and Remote.objects.get().download_processes == stored
     for fields, field, message in [
         ({"policy": "on_demand"}, "policy", "only immediate is supported, not on_demand: a sync downloads every file"),
-        ({"pulp_labels": {}}, "pulp_labels", "Unexpected field"),
+        ({"pulp_labels": {"a": "b"}}, "pulp_labels", "labels are not supported by pulp-sync"),
         ({"headers": {"X-A": "b"}}, "headers", 'Expected a list of objects, as [{"X-Name": "value"}].'),
         ({"downloader": "nope"}, "downloader", "remote 'r': no downloader named 'nope'; installed: "),
         ({"download_processes": -2}, "download_processes", "download_processes must be from 1 to 256, or auto"),

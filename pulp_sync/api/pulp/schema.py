@@ -17,6 +17,8 @@ from drf_spectacular.plumbing import build_parameter_type
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.viewsets import GenericViewSet
 
+from pulp_sync.api.pulp import not_served
+
 __all__ = ["APP_VERSIONS", "SCHEMA_SETTINGS", "PulpSchema", "PulpSchemaGenerator"]
 
 APP_VERSIONS = {"core": "3.85.0", "file": "3.85.0", "pulp_sync": version("pulp-sync")}
@@ -26,7 +28,8 @@ take a task's `result` for its outcome), and pulp-sync's own version. `status/` 
 SCHEMA_SETTINGS = {
     "TITLE": "Pulp 3 API (pulp-sync)",
     "DESCRIPTION": "Pulp 3's file-plugin API served by pulp-sync: file remotes, repositories and their versions, "
-    "content, syncs and orphan cleanups as tasks, status.",
+    "content and uploads, publications and distributions (content served under /pulp/content/), syncs, "
+    "repairs and orphan cleanups as tasks, status.",
     "VERSION": "v3",
     # Given, not guessed from the paths: drf-spectacular's guess fails on paths that are hrefs.
     "SCHEMA_PATH_PREFIX": "/pulp/api/v3",
@@ -96,9 +99,12 @@ class PulpSchemaGenerator(SchemaGenerator):
         return [(_href_path(path, view), regex, method, view) for path, regex, method, view in endpoints]
 
     def parse(self, input_request: Any, public: bool) -> dict[str, Any]:
-        """drf-spectacular puts a "/" before every path; an href parameter is the whole path, so none goes there."""
+        """drf-spectacular puts a "/" before every path; an href parameter is the whole path, so none goes there.
+        The operations pulp-sync does not serve are declared too (not_served.py), so pulp-cli says so."""
         paths = super().parse(input_request, public)
-        return {path.removeprefix("/") if path.startswith("/{") else path: ops for path, ops in paths.items()}
+        return not_served.declare(
+            {path.removeprefix("/") if path.startswith("/{") else path: ops for path, ops in paths.items()}
+        )
 
 
 def _href_path(path: str, view: Any) -> str:

@@ -2,8 +2,8 @@
 
 Hrefs are `/pulp/api/v3/...` paths, as Pulp gives them. A remote is checked exactly as in the rest
 of the API (RemoteSerializer: the model's `clean`, no credentials in a URL, the remote-address
-policy, PEM text); a field Pulp has and pulp-sync does not (`pulp_labels`, `description`, ...) is
-refused, never silently dropped.
+policy, PEM text); a field Pulp has and pulp-sync does not (`description`, `retain_repo_versions`, ...) is
+refused, never silently dropped, and `pulp_labels` is shown as `{}` and taken only empty (labels.py).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rest_framework import serializers
 
 from pulp_sync.api.fields import HrefField, RelatedHrefField, VersionHrefField, version_href
 from pulp_sync.api.pulp.filters import object_of
+from pulp_sync.api.pulp.labels import NoLabelsField
 from pulp_sync.api.pulp.versions import added_content, removed_content
 from pulp_sync.api.serializers import HIDDEN_GIVEN_BACK, RemoteSerializer, UniqueName, shown_headers
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
@@ -125,6 +126,7 @@ class FileRemoteSerializer(PulpFields, RemoteSerializer):
         "value of Authorization, Proxy-Authorization, Cookie and of a header given by reference is never shown "
         "(null), nor any value to a viewer.",
     )
+    pulp_labels = NoLabelsField()
 
     class Meta(RemoteSerializer.Meta):
         fields = [
@@ -153,6 +155,7 @@ class FileRemoteSerializer(PulpFields, RemoteSerializer):
             "rate_limit",
             "downloader",
             "download_processes",
+            "pulp_labels",
         ]
 
     def validate_policy(self, policy: str) -> str:
@@ -161,7 +164,8 @@ class FileRemoteSerializer(PulpFields, RemoteSerializer):
         return policy
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        """The model has no policy (always immediate): checked above, then left out of what is saved."""
+        """The model has no policy (always immediate): checked above, then left out of what is saved.
+        (`pulp_labels` leaves nothing in `attrs`: NoLabelsField.)"""
         attrs.pop("policy", None)
         return super().validate(attrs)
 
@@ -181,10 +185,11 @@ class FileRepositorySerializer(PulpFields, UniqueName, serializers.ModelSerializ
         allow_null=True,
         help_text="The remote a sync uses when it names none.",
     )
+    pulp_labels = NoLabelsField()
 
     class Meta:
         model = Repository
-        fields = ["pulp_href", "pulp_created", "versions_href", "latest_version_href", "name", "remote"]
+        fields = ["pulp_href", "pulp_created", "versions_href", "latest_version_href", "name", "remote", "pulp_labels"]
 
     @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
     def get_latest_version_href(self, repository: Repository) -> str | None:
@@ -253,10 +258,11 @@ class FileContentSerializer(PulpFields, serializers.ModelSerializer):
     pulp_href = HrefField(view_name="pulp-file-content-detail")
     artifact = RelatedHrefField(view_name="pulp-artifact-detail", read_only=True)
     sha256 = serializers.CharField(source="artifact.sha256", read_only=True)
+    pulp_labels = NoLabelsField(read_only=True)
 
     class Meta:
         model = FileContent
-        fields = ["pulp_href", "artifact", "relative_path", "sha256"]
+        fields = ["pulp_href", "artifact", "relative_path", "sha256", "pulp_labels"]
 
 
 class ArtifactSerializer(PulpFields, serializers.ModelSerializer):
@@ -353,6 +359,8 @@ class TaskSerializer(PulpFields, serializers.ModelSerializer):
 def _progress(task: Task) -> list[tuple[str, str, int, int]]:
     """(message, code, total, done) of each progress report: a sync's downloads (and, split, each shard's
     artifacts), an orphan cleanup's deletions."""
+    if task.name in ("modify", "repair"):
+        return _repair_progress(task) if task.name == "repair" else []
     if task.name == ORPHAN_CLEANUP:
         counts = task.report or {}
         content, artifacts = counts.get("content_removed", 0), counts.get("artifacts_removed", 0)
@@ -366,6 +374,16 @@ def _progress(task: Task) -> list[tuple[str, str, int, int]]:
         ("Downloading Bytes", "sync.downloading.bytes", task.bytes_total, task.bytes_done),
         *((f"Downloading Artifacts, shard {shard['shard']} of {len(shards)}", "sync.downloading.shard",
            shard["files"], shard["files_done"]) for shard in shards),
+    ]
+
+
+def _repair_progress(task: Task) -> list[tuple[str, str, int, int]]:
+    """A repair's reports, as Pulp's: the artifacts checked, and those found missing and corrupted."""
+    found = task.report or {}
+    checked, missing, corrupt = found.get("checked", 0), len(found.get("missing", ())), len(found.get("corrupt", ()))
+    return [
+        ("Identify missing units", "repair.missing", checked, missing),
+        ("Identify corrupted units", "repair.corrupted", checked, corrupt),
     ]
 
 

@@ -1,12 +1,14 @@
-"""Where the Pulp dialect's endpoints are: Pulp's paths under /pulp/api/v3/, and its OpenAPI document."""
+"""Where the Pulp dialect's endpoints are: Pulp's paths under /pulp/api/v3/ (with the operations declared but
+not served: not_served.py), its OpenAPI document, and the content distributions serve under /pulp/content/."""
 
 from __future__ import annotations
 
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularJSONAPIView
 from rest_framework.routers import SimpleRouter
 
-from pulp_sync.api.pulp import views
+from pulp_sync.api.pulp import not_served, publishing, views
+from pulp_sync.api.pulp.content_app import content
 from pulp_sync.api.pulp.login import LoginView
 from pulp_sync.api.pulp.schema import SCHEMA_SETTINGS, PulpSchemaGenerator
 
@@ -21,6 +23,8 @@ router.register(
     basename="pulp-file-version",
 )
 router.register("content/file/files", views.FileContentViewSet, basename="pulp-file-content")
+router.register("publications/file/file", publishing.FilePublicationViewSet, basename="pulp-file-publication")
+router.register("distributions/file/file", publishing.FileDistributionViewSet, basename="pulp-file-distribution")
 router.register("artifacts", views.ArtifactViewSet, basename="pulp-artifact")
 router.register("tasks", views.TaskViewSet, basename="pulp-task")
 
@@ -30,10 +34,12 @@ endpoints = [
     path("pulp/api/v3/status/", views.StatusView.as_view(), name="pulp-status"),
     path("pulp/api/v3/login/", LoginView.as_view(), name="pulp-login"),
 ]
-"""The endpoints the OpenAPI document describes."""
+"""The endpoints the OpenAPI document describes (PulpSchemaGenerator adds not_served's)."""
 
 urlpatterns = [
     *endpoints,
+    *not_served.urlpatterns,
+    re_path(r"^pulp/content/(?P<path>.+)$", content, name="pulp-content"),
     path(
         "pulp/api/v3/docs/api.json",
         SpectacularJSONAPIView.as_view(

@@ -11,13 +11,17 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, signed_in, visible, visible_or_404
 from pulp_sync.api.base import ApiViewSet, Scoped
+from pulp_sync.api.limits import JsonParser
 from pulp_sync.api.pulp import filters
+from pulp_sync.api.pulp.changes import ContentCreateSerializer, ModifySerializer, RepairSerializer, modify, repair
 from pulp_sync.api.pulp.filters import QueryFilter, QueryFilters, contains, exact, icontains, one_of, startswith
 from pulp_sync.api.pulp.orphans import clean_up_orphans
 from pulp_sync.api.pulp.roles import Roles
@@ -37,6 +41,7 @@ from pulp_sync.api.pulp.serializers import (
 from pulp_sync.api.pulp.status import StatusSerializer, service_status
 from pulp_sync.api.pulp.versions import added_content, removed_content
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
+from pulp_sync.repository_versions import VersionError, delete_version
 from pulp_sync.tasks import cancel_task
 
 __all__ = [
@@ -48,12 +53,14 @@ __all__ = [
     "TaskViewSet",
     "OrphansCleanupView",
     "StatusView",
+    "PulpViewSet",
+    "NAME_FILTERS",
 ]
 
 _ID = "[0-9]+"
 _RESERVABLE = {"pulp-file-repository-detail": "repository", "pulp-file-remote-detail": "remote"}
 """The resources a task can reserve, by their route: the task's field naming each."""
-_NAMES = (
+NAME_FILTERS = (
     QueryFilter("name", exact("name"), "Filter results where name matches value"),
     QueryFilter("name__contains", contains("name"), "Filter results where name contains value"),
     QueryFilter("name__icontains", icontains("name"), "Filter results where name contains value, any case"),
@@ -103,7 +110,7 @@ class FileRemoteViewSet(Scoped, Roles, PulpViewSet, viewsets.ModelViewSet):
 
     queryset = Remote.objects.order_by("pk")
     serializer_class = FileRemoteSerializer
-    query_filters = _NAMES
+    query_filters = NAME_FILTERS
     pulp_id_prefix = "remotes_file_file"
     pulp_tag = "Remotes: File"
     pulp_href = "file_file_remote_href"
@@ -115,7 +122,7 @@ class FileRepositoryViewSet(Scoped, Roles, PulpViewSet, viewsets.ModelViewSet):
     queryset = Repository.objects.annotate(latest_number=Max("versions__number")).order_by("pk")
     serializer_class = FileRepositorySerializer
     query_filters = (
-        *_NAMES,
+        *NAME_FILTERS,
         QueryFilter("name__startswith", startswith("name"), "Filter results where name starts with value"),
     )
     pulp_id_prefix = "repositories_file_file"
@@ -136,9 +143,24 @@ class FileRepositoryViewSet(Scoped, Roles, PulpViewSet, viewsets.ModelViewSet):
         body.is_valid(raise_exception=True)
         return _task_started(dispatch_as(signed_in(request), repository, body.validated_data["remote"]))
 
+    @extend_schema(
+        request=ModifySerializer,
+        responses={status.HTTP_202_ACCEPTED: AsyncOperationResponseSerializer},
+        description="Add and remove content units: a new version, made in the request (a finished task).",
+    )
+    @action(detail=True, methods=["post"])
+    def modify(self, request: Request, pk: str) -> Response:
+        """Owners and admins (MayChange); the task fails saying why if two added units share a path."""
+        repository = self.get_object()
+        body = ModifySerializer(data=request.data, context={**self.get_serializer_context(), "repository": repository})
+        body.is_valid(raise_exception=True)
+        return _task_started(modify(signed_in(request), repository, body))
 
-class FileRepositoryVersionViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
-    """A file repository's versions, newest first, found by number."""
+
+class FileRepositoryVersionViewSet(mixins.DestroyModelMixin, PulpViewSet, viewsets.ReadOnlyModelViewSet):
+    """A file repository's versions, newest first, found by number. Deleting one (its repository's owners)
+    is immediate and refused for the latest and a distributed one (Pulp makes a task of it: pulp-cli takes
+    both); a repair checks its files, as a finished task."""
 
     queryset = RepositoryVersion.objects.none()
     serializer_class = FileRepositoryVersionSerializer
@@ -155,10 +177,30 @@ class FileRepositoryVersionViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):
         repository = visible_or_404(Repository.objects.all(), self.request.user, pk=self.kwargs["repository_pk"])
         return repository.versions.order_by("-number")
 
+    def perform_destroy(self, instance: RepositoryVersion) -> None:
+        """A version in use is a 400 saying why (repository_versions.delete_version)."""
+        try:
+            delete_version(instance)
+        except VersionError as error:
+            raise ValidationError({"detail": str(error)}) from error
+
+    @extend_schema(
+        request=RepairSerializer,
+        responses={status.HTTP_202_ACCEPTED: AsyncOperationResponseSerializer},
+        description="Check the version's files in the store; mark lost or damaged ones missing (a finished task).",
+    )
+    @action(detail=True, methods=["post"])
+    def repair(self, request: Request, repository_pk: str, number: str) -> Response:
+        version = self.get_object()
+        body = RepairSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        return _task_started(repair(signed_in(request), version, body))
+
 
 class FileContentViewSet(Scoped, PulpViewSet, viewsets.ReadOnlyModelViewSet):
     """File content: every relative path naming an artifact, of the repository versions the user sees
-    (an admin sees all, and the content of no version)."""
+    (an admin sees all, and the content of no version). A create stores a file given in the request
+    (multipart, as pulp-cli's `content upload` sends it) or names an artifact (changes.py)."""
 
     queryset = FileContent.objects.select_related("artifact").order_by("pk")
     serializer_class = FileContentSerializer
@@ -190,6 +232,18 @@ class FileContentViewSet(Scoped, PulpViewSet, viewsets.ReadOnlyModelViewSet):
     pulp_id_prefix = "content_file_files"
     pulp_tag = "Content: Files"
     pulp_href = "file_file_content_href"
+    parser_classes = [JsonParser, MultiPartParser]
+
+    @extend_schema(request=ContentCreateSerializer, responses={status.HTTP_201_CREATED: FileContentSerializer})
+    def create(self, request: Request) -> Response:
+        """The unit made (or found: the same path and bytes are one unit), at once (Pulp makes a task of it)."""
+        body = ContentCreateSerializer(data=request.data, context=self.get_serializer_context())
+        body.is_valid(raise_exception=True)
+        try:
+            unit = body.save_unit()
+        except VersionError as error:
+            raise ValidationError({"detail": str(error)}) from error
+        return Response(body.to_representation(unit), status=status.HTTP_201_CREATED)
 
 
 class ArtifactViewSet(PulpViewSet, viewsets.ReadOnlyModelViewSet):

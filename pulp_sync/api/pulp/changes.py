@@ -1,0 +1,209 @@
+"""Pulp's ways to change a repository's content outside a sync, and to delete and repair its versions:
+the bodies they take and the tasks they answer with (pulp_sync/repository_versions.py does the work).
+
+    POST content/file/files/            a file (multipart, as `pulp file content upload`) or an artifact's
+                                        href, at a relative path; added to `repository` if given
+    POST {repository href}modify/       add and remove content units: a new version
+    DELETE {version href}               the version, unless it is the latest or distributed
+    POST {version href}repair/          check the version's files in the store; mark lost ones missing
+
+All run in the request (database rows and local files: no downloads). A modify and a repair are
+recorded as tasks, finished when the 202 answer points to them, as an orphan cleanup is (orphans.py).
+Adding to a repository, deleting and repairing its versions are for its owners and admins; content
+made outside a repository belongs to no one, so only admins make it (anyone else names a repository).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.utils import timezone
+from rest_framework import serializers
+
+from pulp_base.manifest import path_problem
+from pulp_sync.api.access import is_admin, may_change, visible
+from pulp_sync.api.fields import RelatedHrefField
+from pulp_sync.api.pulp.filters import object_of
+from pulp_sync.api.pulp.serializers import FileContentSerializer, PulpFields
+from pulp_sync.messages import one_line
+from pulp_sync.models import Artifact, FileContent, Repository, RepositoryVersion, Task, TaskState
+from pulp_sync.processes import this_process
+from pulp_sync.repository_versions import VersionError, changed_version, repair_version
+from pulp_sync.store import artifact_store
+from pulp_sync.uploads import content_unit, stored_artifact
+
+__all__ = [
+    "ContentCreateSerializer",
+    "ModifySerializer",
+    "RepairSerializer",
+    "MODIFY",
+    "REPAIR",
+    "finished_task",
+]
+
+MODIFY = "modify"
+"""The name of a task changing a repository's content (Pulp's general_modify)."""
+REPAIR = "repair"
+"""The name of a task repairing a version."""
+_NOT_OWNER = "You may change only the repositories you own."
+
+
+def _owned(repository: Repository | None, user: Any) -> Repository | None:
+    """`repository` if `user` may change it; a 400 naming `repository` if they only see it."""
+    if repository is not None and not may_change(user, repository):
+        raise serializers.ValidationError({"repository": [_NOT_OWNER]})
+    return repository
+
+
+class ContentCreateSerializer(PulpFields, serializers.Serializer):
+    """The body of a content create (pulp-cli's `content upload` and `content create`): the bytes, as a
+    `file` or an existing `artifact` (admins: artifacts are theirs), at `relative_path`; `repository` to add
+    the unit to (a new version of it). Pulp's `upload` (chunked) and `file_url` are refused, saying why."""
+
+    file = serializers.FileField(required=False, help_text="The file's bytes (multipart/form-data).")
+    artifact = RelatedHrefField(
+        view_name="pulp-artifact-detail",
+        queryset=Artifact.objects.all(),
+        required=False,
+        help_text="An artifact's href, instead of a file (admins).",
+    )
+    relative_path = serializers.CharField(help_text="Where the file is in a version and a distribution.")
+    repository = RelatedHrefField(
+        view_name="pulp-file-repository-detail",
+        queryset=Repository.objects.all(),
+        required=False,
+        help_text="A repository you own to add the content to: its new version.",
+    )
+    upload = serializers.CharField(required=False, help_text="Not supported: chunked uploads are not served.")
+    file_url = serializers.CharField(required=False, help_text="Not supported: sync a remote, or upload the file.")
+
+    def validate_relative_path(self, relative_path: str) -> str:
+        problem = path_problem(relative_path)
+        if problem:
+            raise serializers.ValidationError(f"relative_path {problem}")
+        return relative_path
+
+    def validate_upload(self, _: str) -> None:
+        raise serializers.ValidationError("chunked uploads are not supported: give the file itself")
+
+    def validate_file_url(self, _: str) -> None:
+        raise serializers.ValidationError("content from a URL is not supported: sync a remote, or upload the file")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        user = self.context["request"].user
+        if ("file" in attrs) == ("artifact" in attrs):
+            raise serializers.ValidationError("Give either a file or an artifact.")
+        if attrs.get("repository") is None and not is_admin(user):
+            raise serializers.ValidationError({"repository": ["Name a repository you own to add the content to."]})
+        _owned(attrs.get("repository"), user)
+        return attrs
+
+    def save_unit(self) -> FileContent:
+        """Store the bytes, make the unit, and add it to the repository if one is named."""
+        data = self.validated_data
+        upload: UploadedFile | None = data.get("file")
+        with transaction.atomic():  # no orphan cleanup takes the artifact before a unit names it
+            artifact = data.get("artifact") or stored_artifact(upload.chunks() if upload else (), artifact_store())
+            unit = content_unit(artifact, data["relative_path"])
+            if data.get("repository") is not None:
+                changed_version(data["repository"], add=[unit.pk])
+        return unit
+
+    def to_representation(self, unit: FileContent) -> dict[str, Any]:
+        return FileContentSerializer(unit, context=self.context).data
+
+
+class ContentHrefs(serializers.ListField):
+    """Content units by their hrefs, of those the user sees (a 400 for any other); "*" for all of them."""
+
+    def __init__(self, everything: bool = False, **kwargs: Any) -> None:
+        self.everything = everything
+        super().__init__(child=serializers.CharField(), required=False, **kwargs)
+
+    def to_internal_value(self, hrefs: Any) -> list[int] | None:  # type: ignore[override]
+        listed = super().to_internal_value(hrefs)
+        if self.everything and listed == ["*"]:
+            return None
+        seen = visible(FileContent.objects.all(), self.context["request"].user)
+        try:
+            return [object_of(href, "pulp-file-content-detail", seen, {"pk": "pk"}, "").pk for href in listed]
+        except serializers.ValidationError as error:  # object_of's {parameter: [message]}
+            raise serializers.ValidationError(error.detail[""]) from error  # type: ignore[call-overload]
+
+
+class ModifySerializer(PulpFields, serializers.Serializer):
+    """The body of POST {repository href}modify/: Pulp's content changes, into a new version."""
+
+    add_content_units = ContentHrefs(help_text="Content units to add (hrefs).")
+    remove_content_units = ContentHrefs(everything=True, help_text='Content units to remove (hrefs), or ["*"].')
+    base_version = serializers.CharField(
+        required=False, help_text="The version to start from (an href of the repository's); its latest if not given."
+    )
+
+    def validate_base_version(self, href: str) -> RepositoryVersion:
+        versions = self.context["repository"].versions.all()
+        lookups = {"repository_pk": "repository", "number": "number"}
+        found = object_of(href, "pulp-file-version-detail", versions, lookups, "base_version")
+        assert isinstance(found, RepositoryVersion)
+        return found
+
+
+class RepairSerializer(PulpFields, serializers.Serializer):
+    """The body of POST {version href}repair/."""
+
+    verify_checksums = serializers.BooleanField(
+        required=False, default=True, help_text="Read each file in full to check its sha256 (else sizes only)."
+    )
+
+
+def modify(user: User, repository: Repository, body: ModifySerializer) -> Task:
+    """The finished task of a content change: the new version it made (none if nothing changed)."""
+    data = body.validated_data
+    remove = data.get("remove_content_units", [])
+
+    def change() -> dict[str, Any]:
+        version = changed_version(repository, data.get("add_content_units", []), remove, data.get("base_version"))
+        return {"version": None if version is None else version.number, "created_version": version}
+
+    return finished_task(MODIFY, user, repository, change)
+
+
+def repair(user: User, version: RepositoryVersion, body: RepairSerializer) -> Task:
+    """The finished task of a version's repair, what it found in its report."""
+    verify = body.validated_data["verify_checksums"]
+
+    def check() -> dict[str, Any]:
+        return {"report": repair_version(version, artifact_store(), verify).as_dict()}
+
+    return finished_task(REPAIR, user, version.repository, check)
+
+
+def finished_task(name: str, user: User, repository: Repository, work: Callable[[], dict[str, Any]]) -> Task:
+    """Run `work` as a task named `name` on `repository`, here and now: completed with the fields `work`
+    returns (`report`, `created_version`; other keys go in the report), or failed saying why."""
+    task = Task.objects.create(
+        name=name, state=TaskState.RUNNING, started=timezone.now(), worker=this_process(), dispatched_by=user,
+        repository=repository,
+    )
+    try:
+        fields = work()
+    except (VersionError, OSError) as error:
+        _end(task, TaskState.FAILED, error=one_line(error))
+    except Exception as error:
+        _end(task, TaskState.FAILED, error=f"{type(error).__name__}: {one_line(error)}")
+        raise
+    else:
+        created = fields.pop("created_version", None)
+        report = fields.pop("report", fields)
+        _end(task, TaskState.COMPLETED, report=report, created_version=created)
+    return task
+
+
+def _end(task: Task, state: TaskState, **fields: Any) -> None:
+    for name, value in {"state": state, "finished": timezone.now(), **fields}.items():
+        setattr(task, name, value)
+    task.save()

@@ -1,0 +1,52 @@
+"""Pulp's content app inside `pulp-sync api`: `GET /pulp/content/<base_path>/<relative path>` streams a file
+of what the distribution at that base path serves (pulp_sync/serving.py) from the artifact store, and its
+manifest; HEAD answers the same without the body.
+
+Open to anyone who reaches the server, as Pulp's content app is (pulp-sync has no content guards): only
+a repository's owners may distribute it (publishing.py). A file the store has lost (marked missing, as
+`pulp-sync verify --repair` or a version's repair marks it) is a 404 saying to sync again, never a
+partial or wrong body.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.views.decorators.http import require_safe
+
+from pulp_sync.models import Artifact
+from pulp_sync.serving import distribution_at, served
+from pulp_sync.store import artifact_store
+
+__all__ = ["content"]
+
+
+@require_safe
+def content(request: HttpRequest, path: str) -> HttpResponseBase:
+    """The file `path` names under /pulp/content/, or a 404 saying why there is none."""
+    found = distribution_at(path)
+    if found is None:
+        return _not_found(f"no distribution serves {path!r}")
+    distribution, relative_path = found
+    what = served(distribution, relative_path)
+    if what is None:
+        return _not_found(f"distribution {distribution.name!r} serves nothing at {relative_path!r}")
+    if what.manifest is not None:
+        return HttpResponse(what.manifest.encode(), content_type="text/plain; charset=utf-8")
+    assert what.artifact is not None
+    return _file(what.artifact, relative_path)
+
+
+def _file(artifact: Artifact, relative_path: str) -> HttpResponseBase:
+    """The artifact's bytes, streamed from the store, typed by the name it is served under."""
+    store = artifact_store()
+    path = store.path_for(artifact.sha256)
+    if artifact.missing or not store.holds(path):
+        return _not_found(f"{relative_path!r} is missing from the artifact store: sync its repository again")
+    content_type = mimetypes.guess_type(relative_path)[0] or "application/octet-stream"
+    return FileResponse(path.open("rb"), content_type=content_type)
+
+
+def _not_found(why: str) -> HttpResponse:
+    return JsonResponse({"detail": why}, status=404)
