@@ -12,7 +12,16 @@ from typing import Any
 import numpy as np
 
 from harness import defaults
-from harness.analysis.stats import Comparison, Summary, compare, describe, holm, mean_or_none
+from harness.analysis.stats import (
+    AverageChange,
+    Comparison,
+    Summary,
+    average_change,
+    compare,
+    describe,
+    holm,
+    mean_or_none,
+)
 from harness.experiment.spec import Experiment
 from harness.results.records import RunRecord
 from harness.results.warning import FigureWarning, Kind
@@ -25,8 +34,9 @@ __all__ = ["Cell", "Pair", "PeerRatio", "AverageChange", "Analysis", "analyse", 
 class Cell:
     """One manifest x variant: its sync times (seconds), throughputs (MB/s, 10^6 bytes) and files/s.
 
-    The time's interval is Student's t of the mean; the rates' are of their geometric means, from
-    the logs (harness.analysis.stats.describe with log_interval), so they never go below 0.
+    The time's interval is of its mean, computed on the log scale (harness.analysis.stats.describe with
+    lognormal); the rates' are of their geometric means, from the logs (with log_interval): none goes
+    below 0.
     """
 
     manifest: str
@@ -79,22 +89,6 @@ class PeerRatio:
         return dict(self.__dict__)
 
 
-@dataclass(frozen=True)
-class AverageChange:
-    """The seed's conclusion for one variant: the mean over manifests of its percent change in time,
-    with a 95% percentile-bootstrap interval over rounds; the verdict is "faster" or "slower" when the
-    interval excludes 0 and the change lies outside the band of practical equivalence."""
-
-    percent: float
-    ci_low: float | None
-    ci_high: float | None
-    verdict: str
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready."""
-        return dict(self.__dict__)
-
-
 @dataclass
 class Analysis:
     """Everything the summary, the plots and the report show."""
@@ -125,8 +119,8 @@ class Analysis:
 def analyse(experiment: Experiment, runs: Sequence[RunRecord]) -> Analysis:
     """Statistics of every cell and pair of `experiment` from the runs made so far."""
     cells = [_cell(m, v.name, runs) for m in experiment.manifests for v in experiment.variants]
-    pairs = _pairs(experiment, runs)
-    analysis = Analysis(cells, pairs, _average_change(experiment, runs), _overhead(experiment, runs))
+    pairs, averages = _adjusted(_pairs(experiment, runs), _average_change(experiment, runs))
+    analysis = Analysis(cells, pairs, averages, _overhead(experiment, runs))
     analysis.peer_ratios = _peer_ratios(experiment, analysis)
     analysis.warnings = _warnings(analysis, runs)
     return analysis
@@ -161,7 +155,7 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
     return Cell(
         manifest=manifest,
         variant=variant,
-        time=describe(times) if times else None,
+        time=describe(times, lognormal=True) if times else None,
         throughput=describe(rates, log_interval=True) if rates else None,
         files_per_second=describe(files, log_interval=True) if files else None,
         failed=failed,
@@ -175,7 +169,7 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
 
 def _pairs(experiment: Experiment, runs: Sequence[RunRecord]) -> list[Pair]:
     """Each variant against the baseline per manifest, paired by round where both ran in the same rounds,
-    their p-values adjusted together (Holm); none in a sweep, whose variants form a curve."""
+    their p-values not yet adjusted (see _adjusted); none in a sweep, whose variants form a curve."""
     if experiment.kind == "sweep":
         return []
     baseline = experiment.baseline_variant.name
@@ -186,9 +180,21 @@ def _pairs(experiment: Experiment, runs: Sequence[RunRecord]) -> list[Pair]:
             if variant.name != baseline:
                 pairs.append(Pair(manifest, variant.name, baseline,
                                   _comparison(base, _times_by_round(runs, manifest, variant.name), experiment)))
-    adjusted = holm([pair.comparison.p_value if pair.comparison else None for pair in pairs])
-    return [replace(pair, comparison=pair.comparison.adjusted(p)) if pair.comparison else pair
-            for pair, p in zip(pairs, adjusted, strict=True)]
+    return pairs
+
+
+def _adjusted(pairs: list[Pair], averages: dict[str, AverageChange]) -> tuple[list[Pair], dict[str, AverageChange]]:
+    """The pairs and the averages with their p-values adjusted together by Holm's method: the experiment's
+    family of tests is every pair and every average with a test, so the chance of any false "faster" or
+    "slower" among everything the report states stays at alpha. An average without a verdict (too few
+    rounds) has no p-value and does not count."""
+    tested = [pair.comparison.p_value if pair.comparison else None for pair in pairs]
+    adjusted = holm([*tested, *(change.p_value for change in averages.values())])
+    pairs = [replace(pair, comparison=pair.comparison.adjusted(p)) if pair.comparison else pair
+             for pair, p in zip(pairs, adjusted[:len(tested)], strict=True)]
+    averages = {variant: change.adjusted(p)
+                for (variant, change), p in zip(averages.items(), adjusted[len(tested):], strict=True)}
+    return pairs, averages
 
 
 def _times_by_round(runs: Sequence[RunRecord], manifest: str, variant: str) -> dict[int, float]:
@@ -230,50 +236,19 @@ def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
 
 
 def _average_change(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, AverageChange]:
-    """The seed's conclusion, each variant's per-manifest percent changes averaged, with an interval."""
+    """The seed's conclusion, each variant's per-manifest percent changes averaged, with an interval and a
+    verdict (harness.analysis.stats.average_change); their p-values not yet adjusted (see _adjusted)."""
     if experiment.kind == "sweep":
         return {}
     baseline = experiment.baseline_variant.name
     averages = {}
     for variant in (v.name for v in experiment.variants if v.name != baseline):
-        rounds = [_paired_times(runs, manifest, baseline, variant) for manifest in experiment.manifests]
-        present = [times for times in rounds if times[0].size]
+        rounds = [_in_common_rounds(_times_by_round(runs, manifest, baseline), _times_by_round(runs, manifest, variant))
+                  for manifest in experiment.manifests]
+        present = [times for times in rounds if times[0]]
         if present:
-            averages[variant] = _bootstrap_average(present, experiment.band)
+            averages[variant] = average_change(present, experiment.alpha, experiment.band)
     return averages
-
-
-def _paired_times(runs: Sequence[RunRecord], manifest: str, baseline: str, variant: str) -> tuple[np.ndarray, ...]:
-    """The baseline's and the variant's times in the rounds both have, as two aligned arrays."""
-    base, other = _in_common_rounds(_times_by_round(runs, manifest, baseline), _times_by_round(runs, manifest, variant))
-    return np.array(base), np.array(other)
-
-
-def _bootstrap_average(manifests: Sequence[tuple[np.ndarray, ...]], band: float,
-                       resamples: int = defaults.BOOTSTRAP_RESAMPLES) -> AverageChange:
-    """The mean over manifests of (mean variant - mean baseline) / mean baseline, in percent, with its
-    percentile-bootstrap interval (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", ch. 13):
-    each resample draws every manifest's paired rounds with replacement, keeping each round's pair
-    together. Seeded, so a report is the same every time it is made."""
-    generator = np.random.default_rng(0)
-
-    def change(base: np.ndarray, other: np.ndarray) -> np.ndarray:
-        return (other.mean(axis=-1) - base.mean(axis=-1)) / base.mean(axis=-1) * 100
-
-    point = float(np.mean([change(base, other) for base, other in manifests]))
-    if min(len(base) for base, _ in manifests) < 2:
-        return AverageChange(point, None, None, "no difference")
-    draws = []
-    for base, other in manifests:
-        picks = generator.integers(0, len(base), size=(resamples, len(base)))
-        draws.append(change(base[picks], other[picks]))
-    averages = np.mean(draws, axis=0)
-    tail = (1 - defaults.CONFIDENCE) / 2 * 100
-    low, high = (float(x) for x in np.percentile(averages, [tail, 100 - tail]))
-    judged = "no difference"
-    if (low > 0 or high < 0) and abs(point) >= band * 100:
-        judged = "faster" if point < 0 else "slower"
-    return AverageChange(point, low, high, judged)
 
 
 def _overhead(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, float | None]:

@@ -16,8 +16,8 @@ from scipy import optimize, stats
 
 from harness import defaults
 
-__all__ = ["Summary", "Comparison", "describe", "compare", "verdict", "holm", "welch_p", "modified_z_scores",
-           "mean_or_none"]
+__all__ = ["Summary", "Comparison", "AverageChange", "describe", "compare", "average_change", "verdict", "holm",
+           "welch_p", "modified_z_scores", "mean_or_none", "bootstrap_min_rounds"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,8 @@ class Summary:
 
     `stdev`, `ci_low` and `ci_high` are None below two values: one run has no spread.
     `geometric_mean` is set when the interval is of it (`describe(..., log_interval=True)`, for
-    rates), None when the interval is of the arithmetic `mean`.
+    rates), None when the interval is of the arithmetic `mean` (Student's t, or with `lognormal`, for
+    times, from the logs).
     `outliers` are indexes into the values given.
     """
 
@@ -125,6 +126,55 @@ class Comparison:
 
 
 @dataclass(frozen=True)
+class AverageChange:
+    """The seed's conclusion for one variant: the mean over the manifests of its percent change in time (the
+    seed's figure, of the arithmetic means), its percentile-bootstrap interval over rounds, and a verdict by
+    the rule of every manifest's.
+
+    `rounds` is the fewest rounds that any of the `manifests` averaged has in common with the baseline.
+    Below bootstrap_min_rounds() of them there is no interval, no p-value and no verdict (`judged` is
+    False, `verdict` "no difference"): the bootstrap cannot support one. Else `p_value` is the bootstrap's
+    (see average_change), `p_value_adjusted` it after Holm's correction together with the experiment's
+    pairs (see `holm`), and `verdict` is `verdict()` of the ratio 1 + percent/100 at that p, with the
+    manifests' alpha and band of practical equivalence.
+    """
+
+    percent: float
+    ci_low: float | None
+    ci_high: float | None
+    rounds: int
+    manifests: int
+    p_value: float | None
+    p_value_adjusted: float | None
+    alpha: float
+    band: float
+    verdict: str
+
+    @property
+    def judged(self) -> bool:
+        """Whether there were rounds enough for a bootstrap verdict (bootstrap_min_rounds())."""
+        return self.p_value is not None
+
+    @property
+    def ratio(self) -> float:
+        """The average change as a ratio of times, 1 + percent/100: what the band is applied to."""
+        return 1 + self.percent / 100
+
+    @property
+    def significant(self) -> bool:
+        """Whether the adjusted p is below alpha (the band aside)."""
+        return self.p_value_adjusted is not None and self.p_value_adjusted < self.alpha
+
+    def adjusted(self, p_value: float | None) -> AverageChange:
+        """This average with its p-value adjusted for the other comparisons made (Holm), and the verdict on it."""
+        return replace(self, p_value_adjusted=p_value, verdict=verdict(self.ratio, p_value, self.alpha, self.band))
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready, with the derived `judged`, `significant` and `min_rounds` (bootstrap_min_rounds())."""
+        return dict(asdict(self), judged=self.judged, significant=self.significant, min_rounds=bootstrap_min_rounds())
+
+
+@dataclass(frozen=True)
 class _LogRatio:
     """The mean difference of log times (variant - baseline), its standard error, degrees of freedom and
     the spread that sets the standard error for n runs (`spread / sqrt(n)`)."""
@@ -136,22 +186,33 @@ class _LogRatio:
 
 
 def describe(
-    values: Sequence[float], confidence: float = defaults.CONFIDENCE, *, log_interval: bool = False
+    values: Sequence[float], confidence: float = defaults.CONFIDENCE, *, log_interval: bool = False,
+    lognormal: bool = False,
 ) -> Summary:
     """Summarise measurements; needs at least one value.
 
     `log_interval` is for rates (MB/s), which are positive and right-skewed: the interval is then
     of the geometric mean, from the logs (see _log_interval), so it never reaches below zero as
-    Student's t on the rates themselves does with few, spread runs. Every value must be above 0.
+    Student's t on the rates themselves does with few, spread runs. `lognormal` is for times, whose
+    table shows the arithmetic mean: the interval is still of that mean, but computed on the log
+    scale (see _lognormal_mean_interval), so it never reaches below zero either. Either needs every
+    value above 0; without them the interval is Student's t on the values.
     """
     if not values:
         raise ValueError("describe() needs at least one value")
+    if log_interval and lognormal:
+        raise ValueError("describe() takes log_interval or lognormal, not both")
     data = np.asarray(values, dtype=float)
-    if log_interval and not (data > 0).all():
-        raise ValueError("describe(log_interval=True) needs values above 0")
+    if (log_interval or lognormal) and not (data > 0).all():
+        raise ValueError("describe(log_interval=True) and describe(lognormal=True) need values above 0")
     mean = float(data.mean())
     stdev = float(data.std(ddof=1)) if len(data) > 1 else None  # sample stddev (Bessel's correction)
-    low, high = _log_interval(data, confidence) if log_interval else _mean_interval(data, confidence)
+    if log_interval:
+        low, high = _log_interval(data, confidence)
+    elif lognormal:
+        low, high = _lognormal_mean_interval(data, confidence)
+    else:
+        low, high = _mean_interval(data, confidence)
     return Summary(
         n=len(data),
         mean=mean,
@@ -204,6 +265,77 @@ def compare(
         band=band,
         verdict=verdict(math.exp(log_ratio.mean), p_value, alpha, band),
     )
+
+
+def average_change(
+    manifests: Sequence[tuple[Sequence[float], Sequence[float]]],
+    alpha: float = defaults.ALPHA,
+    band: float = defaults.BAND,
+    confidence: float = defaults.CONFIDENCE,
+    resamples: int = defaults.BOOTSTRAP_RESAMPLES,
+) -> AverageChange:
+    """The mean over manifests of (mean variant - mean baseline) / mean baseline, in percent, from each
+    manifest's (baseline times, variant times) in the rounds both ran (aligned, one round each, at least one).
+
+    Its interval is scipy.stats.bootstrap's percentile interval (Efron & Tibshirani 1993, "An
+    Introduction to the Bootstrap", ch. 13), each manifest's rounds resampled on their own and by their
+    indexes, so that a round's pair of times stays together. Its p-value is the test the interval makes:
+    "no change" is rejected at level a when 0 lies outside the 1 - a percentile interval (the duality
+    of intervals and tests, Efron & Tibshirani 1993, section 15.4), so p is twice the smaller share of
+    resamples on either side of 0, each share counted as (1 + count) / (1 + resamples) so that finitely
+    many resamples never claim p = 0 (Davison & Hinkley 1997, "Bootstrap Methods and their Application",
+    ch. 4). Below bootstrap_min_rounds(confidence) rounds on a manifest there is neither: no verdict.
+    Seeded, so a report is the same every time it is made. The p-value is not yet adjusted: the caller
+    adjusts it with the experiment's pairs (`holm`), until then `p_value_adjusted` is `p_value`.
+    """
+    data = [(np.asarray(base, dtype=float), np.asarray(other, dtype=float)) for base, other in manifests]
+    if not data or any(len(base) != len(other) or not len(base) for base, other in data):
+        raise ValueError("average_change() needs at least one manifest, with one variant time per baseline time")
+
+    def statistic(*indexes: np.ndarray, axis: int = -1) -> np.ndarray:
+        """The average change of the manifests' rounds at `indexes` (one array per manifest; a batch of
+        resamples along the first axes, the rounds along the last)."""
+        changes = []
+        for (base, other), index in zip(data, indexes, strict=True):
+            picked = np.asarray(index, dtype=np.intp)
+            base_mean, other_mean = base[picked].mean(axis=axis), other[picked].mean(axis=axis)
+            changes.append((other_mean - base_mean) / base_mean * 100)
+        return np.mean(changes, axis=0)
+
+    rounds = [np.arange(len(base)) for base, _ in data]
+    point = float(statistic(*rounds))
+    fewest = min(len(index) for index in rounds)
+    unjudged = AverageChange(point, None, None, fewest, len(data), None, None, alpha, band, "no difference")
+    if fewest < bootstrap_min_rounds(confidence):
+        return unjudged
+    result = stats.bootstrap(rounds, statistic, n_resamples=resamples, vectorized=True, paired=False,
+                             confidence_level=confidence, method="percentile", random_state=np.random.default_rng(0))
+    draws = np.asarray(result.bootstrap_distribution, dtype=float)
+    below, above = int((draws <= 0).sum()), int((draws >= 0).sum())
+    p_value = min(1.0, 2 * (1 + min(below, above)) / (1 + draws.size))
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    return replace(unjudged, ci_low=low, ci_high=high, p_value=p_value, p_value_adjusted=p_value,
+                   verdict=verdict(1 + point / 100, p_value, alpha, band))
+
+
+def bootstrap_min_rounds(confidence: float = defaults.CONFIDENCE) -> int:
+    """The fewest rounds per manifest from which the average's percentile-bootstrap interval at `confidence`
+    may give a verdict: 6 at 95%.
+
+    Why. A resample of a manifest's n rounds only repeats and leaves out rounds, and its change,
+    sum(variant) / sum(baseline) - 1, is a weighted mean of the per-round ratios: every bootstrap value,
+    and so the percentile interval, lies within the range of those n ratios. All n fall on one side of
+    their distribution's median with probability 2 * 2^-n, so where the true change is that median (as
+    with noise symmetric about it) the interval misses it at least that often: its coverage is at most
+    1 - 2^(1 - n), which reaches `confidence` only for n >= 1 + log2(1 / (1 - confidence)) = 5.3 at
+    95% (coverage at most 50% from 2 rounds, 75% from 3, 93.8% from 5, 96.9% from 6). The bound is
+    necessary, not sufficient, and is one manifest's; the rule asks it of the manifest with the fewest
+    rounds. Few rounds also leave few distinct resamples (C(2n - 1, n): 3 from 2 rounds, 462 from 6),
+    and a percentile interval is narrow at small n (the bootstrap's variance of a mean is (n - 1)/n of
+    s^2/n, and it has normal tails where Student's t has n - 1 degrees of freedom: from 2 rounds it is
+    about a ninth of the width of Student's interval on the same rounds).
+    """
+    return math.ceil(1 + math.log2(1 / (1 - confidence)))
 
 
 def verdict(ratio: float, p_value: float | None, alpha: float, band: float) -> str:
@@ -291,6 +423,27 @@ def _log_interval(data: np.ndarray, confidence: float) -> tuple[float | None, fl
     if low is None or high is None:
         return None, None
     return math.exp(low), math.exp(high)
+
+
+def _lognormal_mean_interval(data: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
+    """Confidence interval of the arithmetic mean of positive, lognormal-like values, from their logs.
+
+    The modified Cox method (Olsson 2005, "Confidence intervals for the mean of a log-normal
+    distribution", J. Statist. Educ. 13(1)): with y = ln x, its mean ybar and variance s^2 over n values,
+    exp(ybar + s^2/2 ± t(n - 1) * sqrt(s^2/n + s^4 / (2(n - 1)))). It is an interval of the mean that
+    the table shows beside it (not of the geometric mean), always above 0, wider above than below, as
+    run times are; at the spread of a quiet machine (CV 1-2%) it is Student's t interval to the
+    displayed digit. All runs equal gives a zero-width interval.
+    """
+    if len(data) < 2:
+        return None, None
+    logs = np.log(data)
+    centre, variance, n = float(logs.mean()), float(logs.var(ddof=1)), len(logs)
+    if variance == 0:
+        return float(data.mean()), float(data.mean())
+    centre += variance / 2
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * math.sqrt(variance / n + variance**2 / (2 * (n - 1)))
+    return math.exp(centre - half), math.exp(centre + half)
 
 
 def welch_p(a: Summary, b: Summary) -> float | None:

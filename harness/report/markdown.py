@@ -23,7 +23,7 @@ def summary_markdown(view: ReportView) -> str:
     lines += ["", "## Resources (means of counted runs)", "", *markdown_table(view.resources)]
     if view.pairs:
         lines += ["", f"## Against {view.baseline}", "", *markdown_table(view.pair_table)]
-        lines += ["", *(f"- {line}" for line in view.averages)]
+        lines += ["", *(f"- {line}" for line in (*view.averages, *view.disagreements))]
     if view.peers:
         lines += ["", "## Against the fastest peer", "", *(f"- {line}" for line in view.peers)]
     if view.sweep:

@@ -74,6 +74,7 @@ class SweepView:
 class ReportView:
     """Everything the outputs show of one results folder, in words and rows.
 
+    `disagreements` explains, in a line each, where an average's verdict and its manifests' differ in kind.
     `calibration` is None for an experiment of one variant (nothing compared, nothing to calibrate);
     `sweep` is None unless the experiment is a sweep. `folder` and `plots` say where the plot files are
     and their base names, for the outputs that link or embed them.
@@ -91,6 +92,7 @@ class ReportView:
     baseline: str
     pairs: tuple[PairLine, ...]
     averages: tuple[str, ...]
+    disagreements: tuple[str, ...]
     peers: tuple[str, ...]
     sweep: SweepView | None
     calibration: str | None
@@ -111,8 +113,9 @@ class ReportView:
 
     @property
     def conclusions(self) -> tuple[str, ...]:
-        """What the figures add up to: the averages against the baseline, the peers, a sweep's picks."""
-        return (*self.averages, *self.peers, *(self.sweep.sentences if self.sweep else ()))
+        """What the figures add up to: the averages against the baseline, why an average and its manifests
+        differ where they do, the peers, a sweep's picks."""
+        return (*self.averages, *self.disagreements, *self.peers, *(self.sweep.sentences if self.sweep else ()))
 
 
 def build_view(results: Results, analysis: Analysis, folder: Path, plots: Sequence[str]) -> ReportView:
@@ -134,6 +137,7 @@ def build_view(results: Results, analysis: Analysis, folder: Path, plots: Sequen
         baseline=baseline,
         pairs=tuple(_pair_line(pair) for pair in analysis.pairs),
         averages=tuple(wording.average_sentences(analysis, baseline)),
+        disagreements=tuple(wording.disagreement_lines(analysis)),
         peers=tuple(wording.peer_sentences(analysis)),
         sweep=_sweep(results, analysis),
         calibration=_calibration(folder, results),

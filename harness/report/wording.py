@@ -8,7 +8,7 @@ harness.report.view) and `bench compare` (harness.analysis.compare) always say t
 from __future__ import annotations
 
 from harness.analysis.findings import Analysis, Cell, Pair
-from harness.analysis.stats import Comparison
+from harness.analysis.stats import AverageChange, Comparison, bootstrap_min_rounds
 from harness.analysis.sweep import Recommendation, value_text
 from harness.defaults import CONFIDENCE, RESOLVE
 from harness.experiment.operator_remote import public_url
@@ -31,6 +31,7 @@ __all__ = [
     "verdict",
     "direction",
     "average_sentences",
+    "disagreement_lines",
     "peer_sentences",
     "overhead_line",
     "matrix",
@@ -156,19 +157,80 @@ def _hiding(comparison: Comparison) -> str:
 
 
 def average_sentences(analysis: Analysis, baseline: str) -> list[str]:
-    """The seed's conclusion: each variant's percent change averaged over the manifests, with its interval."""
+    """The seed's conclusion: each variant's percent change averaged over the manifests, with its interval
+    and a verdict by the manifests' rule (same band, Holm-adjusted with them), or why there is none."""
     lines = []
     for variant, change in analysis.average_change.items():
         way = "less" if change.percent < 0 else "more"
-        interval = "" if change.ci_low is None else (
-            f" [{CONFIDENCE_LABEL} {change.ci_low:+.1f}% … {change.ci_high:+.1f}%]")
-        judged = "no difference detected" if change.verdict == "no difference" else change.verdict
+        said = f"On average over the manifests, {variant} took {abs(change.percent):.1f}% {way} time than {baseline}"
+        if not change.judged:
+            lines.append(f"{said}: no verdict from {change.rounds} round{'s' if change.rounds != 1 else ''}, "
+                         f"as a bootstrap needs {bootstrap_min_rounds()} (from fewer, its interval cannot reach "
+                         f"beyond the rounds' range and misses the true change more than {1 - CONFIDENCE:.0%} of the "
+                         "time; mean of the per-manifest percent changes, as the seed concludes)")
+            continue
+        interval = f" [{CONFIDENCE_LABEL} {change.ci_low:+.1f}% … {change.ci_high:+.1f}%]"
         lines.append(
-            f"On average over the manifests, {variant} took {abs(change.percent):.1f}% {way} time than "
-            f"{baseline}{interval}: {judged} (mean of the per-manifest percent changes, as the seed concludes; "
-            "interval by bootstrap over rounds)"
+            f"{said}{interval}: {_average_verdict(change)} (Holm-adjusted p = {p_text(change.p_value_adjusted)}; "
+            "mean of the per-manifest percent changes, as the seed concludes; interval by bootstrap over rounds)"
         )
     return lines
+
+
+def _average_verdict(change: AverageChange) -> str:
+    """"faster", "slower", "no difference detected" or "no difference detected, within the ±2% band"."""
+    if change.verdict != "no difference":
+        return change.verdict
+    if change.significant:
+        return f"no difference detected, within the ±{change.band:.0%} band"
+    return "no difference detected"
+
+
+def disagreement_lines(analysis: Analysis) -> list[str]:
+    """One line per variant whose average verdict differs in kind from its manifests' (one says faster or
+    slower where the other does not): why the two disagree. None when they agree."""
+    lines = []
+    for variant, change in analysis.average_change.items():
+        verdicts = {pair.manifest: pair.comparison.verdict for pair in analysis.pairs
+                    if pair.variant == variant and pair.comparison is not None}
+        line = _disagreement(change, verdicts)
+        if line:
+            lines.append(f"Why {variant}'s average and manifests differ: {line}")
+    return lines
+
+
+def _disagreement(change: AverageChange, verdicts: dict[str, str]) -> str:
+    """Why `change`'s verdict differs from the manifests' `verdicts` (manifest: verdict); "" when it does not."""
+    faster = [manifest for manifest, said in verdicts.items() if said == "faster"]
+    slower = [manifest for manifest, said in verdicts.items() if said == "slower"]
+    said = change.verdict
+    if said != "no difference":
+        against = slower if said == "faster" else faster
+        if against:
+            return (f"{_manifests(against)} {'slower' if said == 'faster' else 'faster'}, against the average; an "
+                    "average over manifests that go both ways says little about any one of them")
+        if said in verdicts.values():
+            return ""
+        return (f"no manifest alone was {said} beyond doubt, but the average pools the rounds of all "
+                f"{change.manifests}, so it detects a smaller change than any one of them can")
+    if not faster and not slower:
+        return ""
+    if faster and slower:
+        return f"the manifests go both ways ({_manifests(faster)} faster, {_manifests(slower)} slower) and cancel out"
+    found, way = (faster, "faster") if faster else (slower, "slower")
+    if not change.judged:
+        return (f"{_manifests(found)} {way} by the paired t-test, which allows for few rounds; the average's "
+                f"bootstrap needs {bootstrap_min_rounds()} and had {change.rounds}")
+    why = f"within the ±{change.band:.0%} band" if change.significant else "not significant after Holm's correction"
+    return (f"{_manifests(found)} {way}, but the change averaged over all {change.manifests} manifests is {why}: "
+            "a difference on some manifests, not on the whole")
+
+
+def _manifests(names: list[str], shown: int = 5) -> str:
+    """"100", "100 and 200", "100, 200 and 300", "100, 200, 300, 400, 500 and 2 more"."""
+    if len(names) > shown:
+        return f"{', '.join(names[:shown])} and {len(names) - shown} more"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def peer_sentences(analysis: Analysis) -> list[str]:

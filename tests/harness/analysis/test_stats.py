@@ -57,6 +57,32 @@ def test_the_log_interval_is_students_t_on_the_logs_exponentiated() -> None:
     assert describe(rates).geometric_mean is None  # set only when the interval is of it
 
 
+def test_a_spread_time_interval_is_of_the_mean_on_the_log_scale_and_stays_above_zero() -> None:
+    times = [0.6, 1.0, 2.2]  # three spread runs: Student's t on the times reaches -0.80 s
+    assert describe(times).ci_low < 0
+    summary = describe(times, lognormal=True)
+    logs, n = np.log(times), len(times)
+    variance = float(np.var(logs, ddof=1))
+    half = scipy_stats.t.ppf(0.975, n - 1) * math.sqrt(variance / n + variance**2 / (2 * (n - 1)))
+    centre = logs.mean() + variance / 2  # the modified Cox interval (Olsson 2005)
+    assert (summary.ci_low, summary.ci_high) == pytest.approx((math.exp(centre - half), math.exp(centre + half)))
+    assert summary.ci_low is not None and summary.ci_high is not None
+    assert 0 < summary.ci_low < summary.mean < summary.ci_high
+    assert (summary.ci_low, summary.ci_high) == pytest.approx((0.2096, 8.810), abs=1e-3)  # as docs/harness.md says
+    assert summary.mean == pytest.approx(3.8 / 3) and summary.geometric_mean is None  # of the mean, not the geometric
+
+
+def test_a_quiet_cells_time_interval_is_students_to_the_displayed_digit() -> None:
+    times = [0.799, 0.782, 0.815, 0.801, 0.795, 0.790, 0.808, 0.812, 0.786, 0.804]  # CV 1.4%, as the main job's
+    student, log_scale = describe(times), describe(times, lognormal=True)
+    assert (round(log_scale.ci_low, 3), round(log_scale.ci_high, 3)) == (round(student.ci_low, 3),
+                                                                         round(student.ci_high, 3))
+    assert describe([2.0, 2.0, 2.0], lognormal=True).ci_low == pytest.approx(2.0)
+    assert describe([2.0], lognormal=True).ci_low is None
+    with pytest.raises(ValueError, match="above 0"):
+        describe([1.0, 0.0], lognormal=True)
+
+
 def test_a_log_interval_needs_positive_values() -> None:
     with pytest.raises(ValueError, match="above 0"):
         describe([1.0, 0.0], log_interval=True)

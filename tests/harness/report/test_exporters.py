@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 from rich.console import Console
 
 from harness.analysis.findings import analyse
@@ -99,3 +100,12 @@ def test_the_terminal_draws_a_verdict_in_its_directions_colour(view: ReportView)
 
     (pair,) = view.pairs
     assert f"\x1b[31m{pair.verdict}\x1b[0m" in buffer.getvalue(), "slower is red"
+
+
+def test_every_output_says_why_the_average_and_the_manifests_differ(view: ReportView, tmp_path: Path) -> None:
+    line = "Why slow's average and manifests differ: a planted reason [not markup]"
+    view = dataclasses.replace(view, disagreements=(line,))
+    markdown, terminal, html = summary_markdown(view), _terminal(view), report_html(view)
+
+    assert f"- {line}\n" in markdown and f"{line}\n" in terminal
+    assert f'<li class="disagreement">{escape(line)}</li>' in html, "one plain line, not bold as a conclusion"

@@ -91,7 +91,8 @@ def test_failed_and_warmup_runs_are_kept_but_not_averaged(results: Results) -> N
     assert {"kind": "failed-runs", "subject": "200 x futures", "text": failed.text} in analysis.as_dict()["warnings"]
     average = analysis.average_change["asyncio"]
     assert average.percent == pytest.approx((1 / 1.3 - 1) * 100, rel=1e-3)
-    assert average.ci_low < average.percent < average.ci_high and average.verdict == "faster"
+    # three rounds are too few for a bootstrap verdict (harness.analysis.stats.bootstrap_min_rounds)
+    assert (average.rounds, average.judged, average.ci_low, average.verdict) == (3, False, None, "no difference")
 
 
 def test_files_written_after_a_run_have_the_right_counts(tmp_path: Path, results: Results) -> None:
