@@ -13,19 +13,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
-from pulp_sync.api.auth import save_user
 from pulp_sync.models import Artifact, Repository
 from pulp_sync.store import artifact_store
+from tests.pulp_sync.test_api_users import client_of
 
 API = "/pulp/api/v3/"
 ALPHA = hashlib.sha256(b"alpha\n").hexdigest()
-
-
-def client_of(name: str, admin: bool = False) -> APIClient:
-    user, _ = save_user(name, None, admin=admin)
-    client = APIClient(HTTP_HOST="localhost")
-    client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture
