@@ -40,6 +40,9 @@ setup(
         "rq>=3.0",
         "redis>=5.0",
         "packaging>=22.0",  # reading plugins' requirements for results.json (harness.results.provenance)
+        # experiment specs checked by their schema (harness.experiment.spec); 2.11 is the first to read the
+        # docstrings of a standard dataclass's fields (use_attribute_docstrings) into the JSON Schema
+        "pydantic>=2.11",
         "psutil>=5.9.4",  # the machine's state around an experiment (harness.run.machine)
     ],
     extras_require={

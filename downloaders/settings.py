@@ -16,6 +16,7 @@ specs refuse it alike, before any sync.
 from __future__ import annotations
 
 import collections.abc
+import difflib
 import json
 import math
 import re
@@ -104,6 +105,18 @@ def _check_headers(name: str, headers: Mapping[str, str]) -> None:
         check_header(header, value)
 
 
+def _check_at_least_one(name: str, value: int) -> None:
+    """A count of things in flight: 1 or more (0 would never start a download)."""
+    if value < 1:
+        raise SettingError(f"{name} must be at least 1, not {value!r}")
+
+
+def _check_not_negative(name: str, value: int) -> None:
+    """A count that may be none: 0 or more."""
+    if value < 0:
+        raise SettingError(f"{name} must be 0 or more, not {value!r}")
+
+
 def _check_seconds(name: str, value: float) -> None:
     """A timeout: positive, and no longer than every engine can wait (`defaults.MAX_SECONDS`)."""
     if not 0 < value <= defaults.MAX_SECONDS:  # NaN is neither
@@ -138,7 +151,7 @@ class DownloaderSettings:
     """Settings of one remote's downloads; checked when built, so a bad value fails before any fetch."""
 
     download_concurrency: int = field(default=defaults.DOWNLOAD_CONCURRENCY,
-                                      metadata=_remote("Downloads in flight at once."))
+                                      metadata=_remote("Downloads in flight at once.", rule=_check_at_least_one))
     connect_timeout: float | None = field(default=defaults.CONNECT_TIMEOUT, metadata=_remote(
         "Seconds to get a connection, waiting for a free one in the pool included.", rule=_check_seconds))
     sock_connect_timeout: float | None = field(default=defaults.SOCK_CONNECT_TIMEOUT, metadata=_remote(
@@ -148,7 +161,7 @@ class DownloaderSettings:
     total_timeout: float | None = field(default=defaults.TOTAL_TIMEOUT, metadata=_remote(
         "Seconds one download attempt may take in all, body included.", rule=_check_seconds))
     max_retries: int = field(default=defaults.MAX_RETRIES, metadata=_remote(
-        "Retries after the first attempt (connection errors, timeouts, 429, 5xx)."))
+        "Retries after the first attempt (connection errors, timeouts, 429, 5xx).", rule=_check_not_negative))
     rate_limit: float | None = field(default=None, metadata=_remote(
         "At most this many requests started per second.", rule=_check_rate))
     headers: Mapping[str, str] = field(default_factory=dict, metadata=_remote(
@@ -180,10 +193,6 @@ class DownloaderSettings:
     """Seconds of that deadline for connecting, redirects and the headers."""
 
     def __post_init__(self) -> None:
-        if self.download_concurrency < 1:
-            raise ValueError(f"download_concurrency must be at least 1, not {self.download_concurrency}")
-        if self.max_retries < 0:
-            raise ValueError(f"max_retries must be 0 or more, not {self.max_retries}")
         for setting in REMOTE_SETTINGS:
             value = getattr(self, setting.name)
             if value is not None:
@@ -273,6 +282,13 @@ def _parse_bool(text: str) -> bool:
     return words[text.strip().lower()]
 
 
+def _parse_int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None
+
+
 def _parse_float(text: str) -> float:
     try:
         number = float(text)
@@ -308,7 +324,7 @@ def _checked(kind: type[Any], value: Any) -> Any:
 
 
 _PARSERS: dict[type, typing.Callable[[str], Any]] = {
-    int: int, float: _parse_float, bool: _parse_bool, str: str, Path: Path, dict: _parse_headers,
+    int: _parse_int, float: _parse_float, bool: _parse_bool, str: str, Path: Path, dict: _parse_headers,
 }
 
 _HINTS = typing.get_type_hints(DownloaderSettings)
@@ -321,11 +337,15 @@ REMOTE_SETTINGS: tuple[RemoteSetting, ...] = tuple(
 
 
 def remote_setting(name: str) -> RemoteSetting:
-    """The Remote setting called `name`; ValueError listing the known ones when there is none."""
+    """The Remote setting called `name`; ValueError naming the nearest one (a typo) or listing the known ones
+    when there is none."""
     for setting in REMOTE_SETTINGS:
         if setting.name == name:
             return setting
-    raise ValueError(f"no remote setting named {name!r}; known: {', '.join(s.name for s in REMOTE_SETTINGS)}")
+    names = [setting.name for setting in REMOTE_SETTINGS]
+    near = difflib.get_close_matches(name, names, n=1)
+    hint = f"did you mean {near[0]}?" if near else f"known: {', '.join(names)}"
+    raise ValueError(f"no remote setting named {name!r}; {hint}")
 
 
 def parse_setting(assignment: str) -> tuple[str, Any]:

@@ -1,4 +1,4 @@
-"""`pulp-sync bench ...` (also `python -m harness ...`): run, sweep, report, compare.
+"""`pulp-sync bench ...` (also `python -m harness ...`): run, sweep, spec, report, compare, calibrate.
 
 Errors a user can fix are one `Error:` line; an interrupted experiment says how to continue it.
 The exit status says how an experiment went, so that a CI can gate on it: `_EXIT_STATUS` lists it
@@ -190,6 +190,27 @@ def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int, .
     experiment = sweep_experiment(downloader_names, values, manifests, setting, runs=options["runs"],
                                   tolerance=tolerance)
     _exit_for_failures(_execute(_overridden(experiment, options), options), options["allow_failures"])
+
+
+@bench_group.command("spec")
+@click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--schema", is_flag=True, help="Print the JSON Schema of a spec file instead: every key, its type, "
+              "default and help.")
+def spec_command(spec: Path | None, schema: bool) -> None:
+    """Check SPEC (a TOML file) without running anything, and print the experiment it describes as JSON,
+    defaults filled in; or, with --schema, the JSON Schema of every spec.
+
+    \b
+    Exit status:
+      0  the spec is valid (or the schema was printed)
+      2  a usage error: the first mistake of the spec, in one `Error:` line naming the key, its value and
+         what is expected (with the key meant, for a near miss)
+    """
+    from harness.experiment.spec import load_spec, spec_schema
+
+    if (spec is None) != schema:
+        raise click.UsageError("give a SPEC to check, or --schema (not both)")
+    click.echo(json.dumps(load_spec(spec).as_dict() if spec is not None else spec_schema(), indent=2))
 
 
 @bench_group.command("report")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Final
 
 __all__ = [
     "CHECKOUT",
@@ -67,7 +68,7 @@ SCALE = 1.0
 """Fixture size factor; 1.0 is the seed's ~4 MB files (407 MB for the 100 set)."""
 PROFILE = "loopback"
 """Network profile of the fixture server when the spec names none."""
-SERVER = "builtin"
+SERVER: Final = "builtin"
 """Fixture server: our own (shapes traffic) or nginx (loopback only)."""
 MANIFESTS = ("100", "200", "300", "400", "500")
 """The seed's five file-example manifests."""

@@ -20,7 +20,9 @@ from typing import TypeVar
 
 import django
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, connection, connections
+from django.db.utils import load_backend
 from django.utils.module_loading import import_string
 
 from pulp_base import private
@@ -45,6 +47,12 @@ _WHAT_HAPPENED = (
 MySQLdb's errno), by sqlite's message where not."""
 
 _SCHEMA_LOCK = "pulp_sync.schema"
+
+_DRIVERS = {
+    "django.db.backends.postgresql": ("PostgreSQL", "postgres"),
+    "django.db.backends.mysql": ("MariaDB/MySQL", "mysql"),
+}
+"""The server databases' Django backends: the database's name, and the extra of setup.py that installs its driver."""
 
 T = TypeVar("T")
 
@@ -99,6 +107,7 @@ def configure() -> None:
     Every process that opens the database comes through here first (the CLI, the API's WSGI module,
     `pulp_sync.setup()`), so no connection ever makes the file itself (pulp_base.private says why)."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "pulp_sync.settings")
+    _check_driver()
     home = Path(settings.PULP_SYNC_HOME)
     private.make_directory(home)
     str(settings.SECRET_KEY)  # read, or made on the first start (pulp_sync.settings): a bad key file fails here
@@ -106,6 +115,20 @@ def configure() -> None:
     _tighten(home, sqlite_file)
     if sqlite_file is not None:
         _create_sqlite(sqlite_file)
+
+
+def _check_driver() -> None:
+    """The driver of a server database can be imported (Django's backend imports it, as the first query
+    would); else a ConfigurationError saying which extra installs it, rather than Django's traceback."""
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if engine not in _DRIVERS:
+        return
+    try:
+        load_backend(engine)
+    except (ImproperlyConfigured, ImportError) as error:
+        name, extra = _DRIVERS[engine]
+        raise ConfigurationError(f"DATABASE_URL names {name}, but its driver is not installed (or cannot be "
+                                 f"imported): pip install 'pulp-sync[{extra}]'") from error
 
 
 def setup() -> None:

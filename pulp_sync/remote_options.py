@@ -40,11 +40,12 @@ _PREFIX = "setting__"
 
 class _Checked(click.ParamType):
     """A number or text as its setting takes it (`RemoteSetting.coerce`): typed, and passing the
-    setting's rule (a finite timeout no longer than every engine can wait, an http or https proxy)."""
+    setting's rule (a concurrency of 1 or more, a finite timeout no longer than every engine can wait, an
+    http or https proxy): the rule the API and the harness's specs apply, with the same message."""
 
     def __init__(self, setting: RemoteSetting) -> None:
         self.setting = setting
-        self.name = "number" if setting.kind is float else "text"
+        self.name = {float: "number", int: "integer"}.get(setting.kind, "text")
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         try:
@@ -119,10 +120,10 @@ def _options_of(setting: RemoteSetting) -> list[Callable[[F], F]]:
 
 
 def _type_of(setting: RemoteSetting) -> click.ParamType:
-    """The click type of a setting's option: a file for a certificate, a count, or a checked value."""
+    """The click type of a setting's option: a file for a certificate, or a value checked by its setting."""
     if setting.kind is Path:
         return click.Path(exists=True, dir_okay=False)
-    return click.IntRange(min=0) if setting.kind is int else _Checked(setting)
+    return _Checked(setting)
 
 
 def _value_of(setting: RemoteSetting, given: dict[str, Any]) -> Any:

@@ -96,7 +96,9 @@ def new(name: str, directory: Path) -> None:
     """Write pulp-sync-NAME/: a package registering the downloader NAME, which passes the conformance suite."""
     try:
         folder = write_plugin(name, directory)
-    except (ValueError, OSError) as error:
+    except ValueError as error:  # a NAME that makes no package: a usage error, exit status 2
+        raise click.BadParameter(str(error), param_hint="NAME") from error
+    except OSError as error:
         raise click.ClickException(str(error)) from error
     click.echo(f"Wrote {folder}/: the downloader {name!r}, on urllib. Next:")
     click.echo(f"  cd {folder} && pip install -e '.[test]' && pytest")

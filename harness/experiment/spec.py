@@ -18,23 +18,43 @@ A spec file names everything a run needs, so a results folder can say exactly wh
     download_concurrency = 10
     remote = { max_retries = 0 }    # this variant's own settings, over [remote]
 
-Values are checked when the spec is read, so a typo fails at once and not an hour into a run: first
-each value's type (`runs = "10"` is refused with the key's name), then what it may be.
+Values are checked when the spec is read, so a typo fails at once and not an hour into a run. First
+the schema (pydantic validating the Experiment and Variant dataclasses themselves): every key known
+(a near miss is named: "did you mean runs?"), every value of its field's type, taken as written (no
+text read as a number: `runs = "10"` and `manifests = "100"` are mistakes); the Remote settings by
+the rules of downloaders/settings.py. Each mistake is one line naming the key, the value and what is
+expected. Then `validate`, what the values may be together. `spec_schema()` is the JSON Schema of a
+spec file (`pulp-sync bench spec --schema`), each key with its type and the line of help below it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
 import re
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
+from pydantic import (
+    AfterValidator,
+    ConfigDict,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+)
+from pydantic_core import ErrorDetails
+
+from downloaders.errors import SettingError
 from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, remote_setting
 from harness import defaults
 from harness.errors import SpecError
@@ -45,25 +65,65 @@ from harness.variants.hosts import LOOPBACK, MAX_HOSTS, SERVICE_ADDRESS
 from harness.variants.programs import PLACEHOLDERS, placeholders_of
 from pulp_base.processes import parse_processes
 
-__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "PULPCORE",
-           "PULP_SYNC_SERVER", "STARTED_SERVERS",
-           "SWEEPABLE"]
+__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "spec_schema",
+           "PULPCORE", "PULP_SYNC_SERVER", "STARTED_SERVERS", "SWEEPABLE"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-SERVERS = ("builtin", "nginx")
-KINDS = ("pulp-sync", "command", "pulp-api")
+Server = Literal["builtin", "nginx"]
+SERVERS: tuple[str, ...] = typing.get_args(Server)
+Kind = Literal["pulp-sync", "command", "pulp-api"]
+KINDS: tuple[str, ...] = typing.get_args(Kind)
 PULPCORE = "pulpcore"
 """A pulp-api variant's `server` that the harness starts itself (harness.variants.pulpcore) rather than a URL."""
 PULP_SYNC_SERVER = "pulp-sync"
 """A pulp-api variant's `server`: `pulp-sync api` and a worker, started by the harness
 (harness.variants.pulp_sync_server)."""
 STARTED_SERVERS = (PULPCORE, PULP_SYNC_SERVER)
-TASKING = ("inline", "rq")
-WORKERS = ("fork", "simple")
+Tasking = Literal["inline", "rq"]
+TASKING: tuple[str, ...] = typing.get_args(Tasking)
+Worker = Literal["fork", "simple"]
+WORKERS: tuple[str, ...] = typing.get_args(Worker)
+ExperimentKind = Literal["experiment", "sweep"]
+EXPERIMENT_KINDS: tuple[str, ...] = typing.get_args(ExperimentKind)
 POSTGRESQL_SCHEMES = ("postgres", "postgresql", "pgsql", "postgis")
 """DATABASE_URL schemes of PostgreSQL (dj-database-url's), the one server database the hosts reach."""
 SWEEPABLE = tuple(setting.name for setting in REMOTE_SETTINGS if setting.kind in (int, float))
 """The Remote settings a sweep can vary: the numeric ones, whose values are ordered."""
+
+_SCHEMA_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+"""How pydantic reads a spec into the dataclasses below: an unknown key is refused (it is a typo), and
+each field's docstring is its help in the JSON Schema. Values are taken as written: the numbers and
+true/false are pydantic's Strict types (no "10" read as 10), and a `str` field takes text only (pydantic
+reads no number as text); a TOML array may fill a tuple, a table a dataclass or a Mapping."""
+
+
+def _remote_table(settings: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A `remote` table by the rules of downloaders/settings.py (see `_check_remote`): the schema's check."""
+    _check_remote(settings)
+    return settings
+
+
+def _remote_schema() -> dict[str, Any]:
+    """The JSON Schema of a `remote` table, made from downloaders.REMOTE_SETTINGS (each setting's type and
+    help), so the schema names every Remote setting without restating one."""
+    kinds = {int: "integer", float: "number", bool: "boolean", str: "string", Path: "string", dict: "object"}
+    reference = {"type": "string", "pattern": "^(env|file):", "description": "env:VAR or file:PATH"}
+    properties: dict[str, Any] = {}
+    for setting in REMOTE_SETTINGS:
+        if setting.name == "download_concurrency":
+            continue  # the variant's own key
+        typed: dict[str, Any] = {"type": kinds[setting.kind]}
+        if setting.kind is dict:
+            typed["additionalProperties"] = {"type": "string"}
+        choices = [reference] if setting.secret else [typed, reference]
+        help_text = setting.help + (" A secret: env:VAR or file:PATH only." if setting.secret else "")
+        properties[setting.name] = {"anyOf": choices, "description": help_text}
+    return {"type": "object", "additionalProperties": False, "properties": properties,
+            "description": "Remote settings (downloaders/settings.py); a value may be given as env:VAR or file:PATH."}
+
+
+RemoteTable = Annotated[Mapping[str, Any], AfterValidator(_remote_table), WithJsonSchema(_remote_schema())]
+"""A table of Remote settings, checked by the rules of downloaders/settings.py."""
 
 
 @dataclass(frozen=True)
@@ -83,25 +143,46 @@ class Variant:
     over the experiment's own `remote`; see Experiment.remote_of.
     """
 
+    __pydantic_config__ = _SCHEMA_CONFIG
+
     name: str
+    """The variant's name in tables and reports: letters, digits, . _ -"""
     downloader: str = ""
-    download_concurrency: int = defaults.CONCURRENCY
-    processes: int | str = 1
+    """An installed downloader (`pulp-sync downloaders`) of a pulp-sync variant."""
+    download_concurrency: StrictInt = defaults.CONCURRENCY
+    """Downloads in flight at once, 1 or more (a command variant's {concurrency})."""
+    processes: StrictInt | str = 1
+    """Processes one sync splits its downloads across: 1 to 256, or "auto"."""
     profile: str | None = None
+    """This variant's own network profile, over the experiment's."""
     db: str | None = None
-    tasking: str = "inline"
-    worker: str | None = None
-    workers: int = 1
-    hosts: int = 0
-    repositories: int = 1
+    """sqlite, postgresql, mysql (the local servers) or a DATABASE_URL [sqlite under the state folder]."""
+    tasking: Tasking = "inline"
+    """inline: the sync in its own process; rq: queued for fresh RQ workers."""
+    worker: Worker | None = None
+    """With tasking = "rq": fork (RQ's Worker) or simple (SimpleWorker)."""
+    workers: StrictInt = 1
+    """With tasking = "rq": how many workers (on each host, with hosts)."""
+    hosts: StrictInt = 0
+    """With tasking = "rq": 0, the workers on this machine, or N hosts of scripts/hosts.sh."""
+    repositories: StrictInt = 1
+    """With tasking = "rq": syncs queued at once, of repositories sharing content."""
     sync_args: tuple[str, ...] = ()
+    """More `pulp-sync sync` arguments, appended as given."""
     env: Mapping[str, str] = field(default_factory=dict)
-    kind: str = "pulp-sync"
+    """Environment variables of the variant's processes."""
+    kind: Kind = "pulp-sync"
+    """pulp-sync (our sync), command (an external program) or pulp-api (a Pulp server's own syncs)."""
     command: str | None = None
-    remote: Mapping[str, Any] = field(default_factory=dict)
+    """With kind = "command": the program's command line, with {placeholders}."""
+    remote: RemoteTable = field(default_factory=dict)
+    """This variant's Remote settings, over the experiment's [remote]."""
     server: str | None = None
+    """With kind = "pulp-api": pulpcore or pulp-sync (started by the harness), or a Pulp server's URL."""
     api_username: str = "admin"
+    """With kind = "pulp-api": the API user."""
     api_password: str | None = None
+    """With kind = "pulp-api": the API user's password, as env:VAR or file:PATH."""
 
     @property
     def is_command(self) -> bool:
@@ -126,29 +207,54 @@ class Experiment:
     comparisons (after Holm's correction) and `band` the band of practical equivalence of their verdicts
     (harness.analysis.stats.verdict)."""
 
+    __pydantic_config__ = _SCHEMA_CONFIG
+
     name: str
+    """The experiment's name, in its results folder's [default: the spec file's name]."""
     variants: tuple[Variant, ...]
+    """The ways of syncing compared: [[variants]] tables, at least one."""
     manifests: tuple[str, ...] = defaults.MANIFESTS
+    """The manifests synced: 100..500, "many-small", or a path ending in PULP_MANIFEST."""
     description: str = ""
-    scale: float = defaults.SCALE
-    runs: int = defaults.RUNS
-    warmup: int = defaults.WARMUP
+    """What the experiment measures, for the report."""
+    scale: StrictFloat = defaults.SCALE
+    """Fixture size, above 0; 1 is the seed's sizes."""
+    runs: StrictInt = defaults.RUNS
+    """Counted runs per manifest x variant, 1 or more."""
+    warmup: StrictInt = defaults.WARMUP
+    """Uncounted runs per cell, first; 0 or more."""
     profile: str = defaults.PROFILE
-    server: str = defaults.SERVER
-    restart_server: bool = False
+    """Network profile of the fixture server: loopback, lan, wan, slow, or one of [profiles]."""
+    server: Server = defaults.SERVER
+    """The fixture server: builtin, or nginx (loopback only: it cannot shape traffic)."""
+    restart_server: StrictBool = False
+    """Restart the fixture server before each run."""
     baseline: str | None = None
-    timeout: float = defaults.RUN_TIMEOUT
-    alpha: float = defaults.ALPHA
-    band: float = defaults.BAND
+    """The variant every other one is compared with [default: the first]."""
+    timeout: StrictFloat = defaults.RUN_TIMEOUT
+    """Seconds one sync may take before it is stopped and recorded as failed."""
+    alpha: StrictFloat = defaults.ALPHA
+    """Significance level of the comparisons, after Holm's correction; between 0 and 1."""
+    band: StrictFloat = defaults.BAND
+    """Changes within this fraction (0.02: ±2%) are "no difference detected", however significant."""
     fixtures: str | None = None
+    """A fixture tree to read [default: fixtures-data/scale-<scale>, generated if missing]."""
     base_url: str | None = None
+    """A remote of your own instead of the fixture servers: a base URL ending in /, or a manifest's URL."""
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    kind: str = "experiment"
-    tolerance: float = defaults.SWEEP_TOLERANCE
-    remote: Mapping[str, Any] = field(default_factory=dict)
+    """Custom network profiles: a built-in one (base) with values changed."""
+    kind: ExperimentKind = "experiment"
+    """experiment, or sweep (of sweep_setting, recommending a value)."""
+    tolerance: StrictFloat = defaults.SWEEP_TOLERANCE
+    """A sweep recommends its smallest value within this fraction of the best throughput."""
+    remote: RemoteTable = field(default_factory=dict)
+    """Remote settings of every variant; secrets as env:VAR or file:PATH."""
     sweep_setting: str = defaults.SWEEP_SETTING
+    """The numeric Remote setting a sweep varies."""
     sample: str | None = None
-    sample_seed: int = 0
+    """Sync a size-stratified sample of each manifest: "10%" or a number of files."""
+    sample_seed: StrictInt = 0
+    """Seed of the sample; the same lines in every run and variant."""
 
     @property
     def baseline_variant(self) -> Variant:
@@ -160,7 +266,8 @@ class Experiment:
         for variant in self.variants:
             if variant.name == name:
                 return variant
-        raise SpecError(f"no variant named {name!r}; the spec has: {', '.join(v.name for v in self.variants)}")
+        names = [variant.name for variant in self.variants]
+        raise SpecError(f"no variant named {name!r}{_near_miss(name, names)}; the spec has: {', '.join(names)}")
 
     def remote_of(self, variant: Variant) -> dict[str, Any]:
         """The Remote settings `variant` syncs with: the experiment's `remote`, then the variant's own
@@ -202,17 +309,30 @@ def load_spec(path: Path) -> Experiment:
 
 
 def experiment_from_dict(data: Mapping[str, Any]) -> Experiment:
-    """Build and check an Experiment from plain values; unknown keys are errors (they are typos)."""
-    data = dict(data)
-    raw_variants = data.pop("variants", None)
-    if not raw_variants:
+    """Build and check an Experiment from plain values (a TOML spec's, results.json's): the schema, then
+    `validate`. The first mistake is a SpecError of one line, naming the key, its value and what is expected."""
+    if not data.get("variants"):
         raise SpecError("the spec has no [[variants]]; add at least one (name, downloader)")
-    _reject_unknown(data, Experiment, "experiment")
-    _check_types(data, Experiment, "")
-    variants = tuple(_variant_from_dict(raw) for raw in raw_variants)
-    if "manifests" in data:
-        data["manifests"] = tuple(str(manifest) for manifest in data["manifests"])
-    return validate(Experiment(variants=variants, **data))
+    try:
+        experiment = _schema().validate_python(dict(data))
+    except ValidationError as error:
+        raise SpecError(_mistake(error.errors()[0], data)) from None
+    return validate(experiment)
+
+
+def spec_schema() -> dict[str, Any]:
+    """The JSON Schema of a spec file: every key with its type, default and help (`pulp-sync bench spec
+    --schema`); `name` may be left out (the file's name is the default)."""
+    schema = _schema().json_schema()
+    schema["required"] = [key for key in schema.get("required", []) if key != "name"]
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema,
+            "title": "pulp-sync experiment spec (TOML)"}
+
+
+@functools.cache
+def _schema() -> TypeAdapter[Experiment]:
+    """pydantic's validator and JSON Schema of an Experiment, made on the first use."""
+    return TypeAdapter(Experiment)
 
 
 def validate(experiment: Experiment) -> Experiment:
@@ -227,9 +347,11 @@ def validate(experiment: Experiment) -> Experiment:
                                      "e.g. 0.02 for ±2%")
     _check(0 <= experiment.tolerance < 1, f"tolerance = {experiment.tolerance}: a fraction, e.g. 0.05")
     _check(bool(experiment.manifests), "manifests is empty; name at least one, e.g. [\"100\"]")
-    _check(experiment.server in SERVERS, f"server = {experiment.server!r}: one of {', '.join(SERVERS)}")
-    _check(experiment.kind in ("experiment", "sweep"), f"kind = {experiment.kind!r}: experiment or sweep")
-    _check_remote(experiment.remote, "[remote]")
+    _check(experiment.server in SERVERS,
+           f"server {experiment.server!r} is not {_one_of(experiment.server, SERVERS)}")
+    _check(experiment.kind in EXPERIMENT_KINDS,
+           f"kind {experiment.kind!r} is not {_one_of(experiment.kind, EXPERIMENT_KINDS)}")
+    _check_remote_of(experiment.remote, "[remote]")
     _check_sweep(experiment)
     _check_source(experiment)
     _check(experiment.base_url is None or not any(v.hosts for v in experiment.variants),
@@ -254,19 +376,6 @@ def manifest_path(manifest: str) -> str:
     return manifest if manifest.endswith("PULP_MANIFEST") else f"{manifest}/PULP_MANIFEST"
 
 
-def _variant_from_dict(raw: Mapping[str, Any]) -> Variant:
-    raw = dict(raw)
-    _reject_unknown(raw, Variant, f"variant {raw.get('name', '?')!r}")
-    _check_types(raw, Variant, f"variant {raw.get('name', '?')!r}: ")
-    if "name" not in raw or ("downloader" not in raw and "command" not in raw and "server" not in raw):
-        raise SpecError("every variant needs a name and a downloader (or kind = \"command\" and a command, or "
-                        f"kind = \"pulp-api\" and a server); got {sorted(raw)}")
-    raw["sync_args"] = tuple(str(arg) for arg in raw.get("sync_args", ()))
-    raw["env"] = {str(key): str(value) for key, value in raw.get("env", {}).items()}
-    raw["remote"] = dict(raw.get("remote", {}))
-    return Variant(**raw)
-
-
 def _check_processes(variant: Variant, label: str) -> None:
     """`processes` by the rule the command line and the API use, and only on a pulp-sync sync."""
     try:
@@ -280,10 +389,13 @@ def _check_processes(variant: Variant, label: str) -> None:
 def _check_variant(variant: Variant) -> None:
     label = f"variant {variant.name!r}"
     _check(_NAME.match(variant.name) is not None, f"{label}: use letters, digits, . _ - in its name")
-    _check(variant.download_concurrency >= 1, f"{label}: download_concurrency must be 1 or more")
+    _check(bool(variant.downloader) or variant.command is not None or variant.server is not None,
+           f"{label}: every variant needs a name and a downloader (or kind = \"command\" and a command, or "
+           "kind = \"pulp-api\" and a server)")
+    _check_setting(remote_setting("download_concurrency"), variant.download_concurrency, label)
     _check_processes(variant, label)
-    _check(variant.kind in KINDS, f"{label}: kind {variant.kind!r} is not one of {', '.join(KINDS)}")
-    _check_remote(variant.remote, f"{label}: remote")
+    _check(variant.kind in KINDS, f"{label}: kind {variant.kind!r} is not {_one_of(variant.kind, KINDS)}")
+    _check_remote_of(variant.remote, f"{label}: remote")
     if variant.is_command:
         _check_command(variant, label)
     elif variant.is_pulp_api:
@@ -296,10 +408,11 @@ def _check_variant(variant: Variant) -> None:
         variant.db is None or variant.db in ALIASES or "://" in variant.db,
         f"{label}: db {variant.db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL",
     )
-    _check(variant.tasking in TASKING, f"{label}: tasking {variant.tasking!r} is not one of {', '.join(TASKING)}")
+    _check(variant.tasking in TASKING,
+           f"{label}: tasking {variant.tasking!r} is not {_one_of(variant.tasking, TASKING)}")
     if variant.tasking == "rq":
-        _check(variant.worker in (None, *WORKERS),
-               f"{label}: worker {variant.worker!r} is not one of {', '.join(WORKERS)}")
+        _check(variant.worker is None or variant.worker in WORKERS,
+               f"{label}: worker {variant.worker!r} is not {_one_of(str(variant.worker), WORKERS)}")
         _check(variant.workers >= 1, f"{label}: workers must be 1 or more")
         _check(variant.repositories >= 1,
                f"{label}: repositories = {variant.repositories!r}: how many a run syncs at once, 1 or more")
@@ -387,30 +500,50 @@ def _check_sweep(experiment: Experiment) -> None:
                f"variant {variant.name!r}: a sweep of {setting} needs a number for it, not {value!r}")
 
 
-def _check_remote(settings: Mapping[str, Any], label: str) -> None:
-    """Every key a Remote setting, every value of its type or a reference; secrets only by reference,
-    so that no secret is written into a spec or a results folder."""
-    _check(isinstance(settings, Mapping), f"{label}: a table of Remote settings, e.g. {{ rate_limit = 20 }}")
+def _check_remote(settings: Mapping[str, Any]) -> None:
+    """Every key a Remote setting, every value of its type (as written: no text for a number) or a
+    reference, and passing its setting's rule (downloaders/settings.py, which the command line and the
+    API apply too); secrets only by reference, so that no secret is written into a spec or a results
+    folder. SpecError naming the setting."""
+    _check(isinstance(settings, Mapping), "a table of Remote settings, e.g. { rate_limit = 20 }")
     for name, value in settings.items():
         try:
             setting = remote_setting(name)
         except ValueError as error:
-            raise SpecError(f"{label}: {error}") from error
-        _check(name != "download_concurrency", f"{label}: set download_concurrency on the variant itself")
-        _check_remote_value(setting, value, label)
+            raise SpecError(str(error)) from None
+        _check(name != "download_concurrency", "set download_concurrency on the variant itself")
+        _check_remote_value(setting, value)
 
 
-def _check_remote_value(setting: RemoteSetting, value: Any, label: str) -> None:
+def _check_remote_value(setting: RemoteSetting, value: Any) -> None:
     if setting.secret:
-        _check(is_reference(value), f"{label}: {setting.name} is a secret: give it as \"env:VAR\" or \"file:PATH\", "
+        _check(is_reference(value), f"{setting.name} is a secret: give it as \"env:VAR\" or \"file:PATH\", "
                                     "never in clear")
         return
     if is_reference(value):
         return
+    _check(not isinstance(value, str) or setting.kind in (str, Path),
+           f"{setting.name} = {_shown(value)}: {_expected(setting.kind)}, or a reference (env:VAR, file:PATH)")
     try:
         setting.coerce(value)
     except ValueError as error:
-        raise SpecError(f"{label}: {error}") from error
+        raise SpecError(str(error)) from None
+
+
+def _check_setting(setting: RemoteSetting, value: Any, label: str) -> None:
+    """`value` by `setting`'s rule (downloaders/settings.py), its message after `label`."""
+    try:
+        setting.check(value)
+    except SettingError as error:
+        raise SpecError(f"{label}: {error}") from None
+
+
+def _check_remote_of(settings: Mapping[str, Any], label: str) -> None:
+    """`_check_remote`, its message after `label`: for experiments made in Python (overrides, sweeps)."""
+    try:
+        _check_remote(settings)
+    except SpecError as error:
+        raise SpecError(f"{label}: {error}") from None
 
 
 def _plain(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -419,37 +552,118 @@ def _plain(settings: Mapping[str, Any]) -> dict[str, Any]:
             for name, value in settings.items()}
 
 
-def _reject_unknown(data: Mapping[str, Any], kind: type, label: str) -> None:
-    known = {f.name for f in dataclasses.fields(kind)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise SpecError(f"{label}: unknown keys {unknown}; known keys are {sorted(known)}")
-
-
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise SpecError(message)
 
 
-_TYPE_NAMES = {bool: "true or false", int: "a whole number", float: "a number", str: "a string"}
+def _one_of(value: object, choices: Sequence[str]) -> str:
+    """ "one of a, b", and the nearest choice when `value` looks like a typo of it."""
+    return f"one of {', '.join(choices)}{_near_miss(value, choices)}"
 
 
-def _check_types(data: Mapping[str, Any], kind: type, label: str) -> None:
-    """Each true/false, number and string of `data` (TOML or results.json) has its field's type, so that
-    the checks after it, and the runs, get what Variant and Experiment say they hold: `runs = "10"` or
-    `sample = 500` is refused here, in one line naming the key, rather than a TypeError later. A whole
-    number is a number too; true and false are not numbers. Tables and lists are converted elsewhere."""
-    hints = typing.get_type_hints(kind)
-    for key, value in data.items():
-        hint = hints[key]
-        allowed = typing.get_args(hint) if typing.get_origin(hint) in (types.UnionType, typing.Union) else (hint,)
-        if value is None and type(None) in allowed:
-            continue
-        scalars = [t for t in allowed if t is not type(None)]
-        if not all(t in _TYPE_NAMES for t in scalars):
-            continue  # a table or a list
-        if isinstance(value, bool):
-            fits = bool in scalars
-        else:
-            fits = any(isinstance(value, t) or (t is float and isinstance(value, int)) for t in scalars)
-        _check(fits, f"{label}{key} = {value!r}: {' or '.join(_TYPE_NAMES[t] for t in scalars)}")
+def _near_miss(word: object, choices: Sequence[str]) -> str:
+    """ "; did you mean X?" when `word` is close to one of `choices` (difflib's ratio of 0.6 or more)."""
+    near = difflib.get_close_matches(word, choices, n=1) if isinstance(word, str) else []
+    return f"; did you mean {near[0]}?" if near else ""
+
+
+# The schema's errors as one line each: where the mistake is (the variant, the dotted key within it), the
+# value given, and what the field expects, in words made from its type.
+
+_WORDS: dict[Any, str] = {bool: "true or false", int: "a whole number", float: "a number", str: "a string",
+                          Path: "a path"}
+
+
+def _mistake(error: ErrorDetails, data: Mapping[str, Any]) -> str:
+    """One pydantic error of `data` as one line: `variant 'a': env.X = 1: a string`."""
+    label, keys, expected, known = _where(error["loc"], data)
+    key, value = ".".join(keys), _shown(error["input"])
+    if error["type"] in ("unexpected_keyword_argument", "extra_forbidden"):
+        hint = _near_miss(keys[-1], known) or f"; the keys are: {', '.join(known)}"
+        return f"{label}{key} = {value}: unknown keys are refused (a typo?){hint}"
+    if error["type"] == "missing":
+        return f"{label}{key} is missing: {_expected(expected)}"
+    if error["type"] == "value_error":  # a Remote setting's rule (RemoteTable): its own message names it
+        where = key if label else f"[{key}]"  # a table of the experiment itself is headed [key] in TOML
+        return f"{label}{where}: {error.get('ctx', {}).get('error')}"
+    choices = _choices(expected)
+    if choices:
+        return f"{label}{key} {value} is not {_one_of(error['input'], choices)}"
+    return f"{label}{key} = {value}: {_expected(expected)}"
+
+
+def _where(loc: tuple[int | str, ...], data: Mapping[str, Any]) -> tuple[str, list[str], Any, list[str]]:
+    """The variant (`variant 'a': `, or "" for the experiment), the keys from there to the error, the type
+    expected there, and the keys of the table holding the last one."""
+    hint: Any = Experiment
+    label, keys, known = "", list[str](), list[str]()
+    for step in loc:
+        hint = _bare(hint)
+        origin = typing.get_origin(hint)
+        if dataclasses.is_dataclass(hint):
+            known = [f.name for f in dataclasses.fields(hint)]
+            hint = _hints(typing.cast(type, hint)).get(str(step))
+            keys.append(str(step))
+        elif origin is tuple and _bare(typing.get_args(hint)[0]) is Variant:
+            label, keys, hint = _variant_label(data, step), [], Variant
+        elif origin is tuple:
+            keys[-1] += f"[{step}]"
+            hint = typing.get_args(hint)[0]
+        elif isinstance(origin, type) and issubclass(origin, Mapping):
+            keys.append(str(step))
+            hint = typing.get_args(hint)[1]
+        else:  # a union's member, named after the key: the whole union is what is expected
+            break
+    if label and not keys:  # the variant itself is wrong: say where it is
+        label, keys = "", [f"variants[{loc[1]}]"]
+    return label, keys, hint, known
+
+
+@functools.cache
+def _hints(kind: type) -> dict[str, Any]:
+    return typing.get_type_hints(kind, include_extras=True)
+
+
+def _variant_label(data: Mapping[str, Any], index: int | str) -> str:
+    """`variant 'a': ` by its name, or `variant 2: ` by its place when it has none."""
+    variants = data.get("variants")
+    raw = variants[index] if isinstance(variants, list) and isinstance(index, int) else None
+    name = raw.get("name") if isinstance(raw, Mapping) else None
+    return f"variant {name!r}: " if isinstance(name, str) else f"variant {int(index) + 1}: "
+
+
+def _choices(hint: Any) -> tuple[str, ...]:
+    """The values a Literal field (or an optional one) may take; () for any other type."""
+    hint = _bare(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return tuple(choice for argument in typing.get_args(hint) for choice in _choices(argument))
+    return typing.get_args(hint) if typing.get_origin(hint) is Literal else ()
+
+
+def _bare(hint: Any) -> Any:
+    """`hint` without its Annotated metadata (pydantic's Strict, RemoteTable's validator)."""
+    while typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    return hint
+
+
+def _expected(hint: Any) -> str:
+    """What a field of type `hint` takes, in words: "a whole number", "a list of strings", "one of a, b"."""
+    hint = _bare(hint)
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Literal:
+        return f"one of {', '.join(map(str, arguments))}"
+    if origin in (typing.Union, types.UnionType):  # None is no TOML value: not offered
+        return " or ".join(_expected(argument) for argument in arguments if argument is not type(None))
+    if origin is tuple:
+        return f"a list of {_expected(arguments[0]).removeprefix('a ')}s"
+    if dataclasses.is_dataclass(hint) or isinstance(origin or hint, type) and issubclass(origin or hint, Mapping):
+        return "a table"
+    return _WORDS.get(hint, "a value")
+
+
+def _shown(value: Any) -> str:
+    """A value as the message quotes it: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

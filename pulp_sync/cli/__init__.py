@@ -1,8 +1,10 @@
 """The `pulp-sync` command line: migrate, reset, downloaders, sync, repositories, verify, worker, tasks,
 api, createuser, `fixtures` and `bench`.
 
-Errors a user can fix (a failed sync, a bad setting, an unreachable database) are one line on
-stderr, `Error: ...`, and exit status 1, never a traceback.
+Errors a user can fix are one line on stderr, `Error: ...`, never a traceback. The exit status says
+which kind: 2 for a usage error, what was asked for on the command line (a bad option or argument, as
+click refuses it, or values the remote they make refuses: `remote 'x': ...`); 1 for the rest (a failed
+sync, an environment variable pulp-sync cannot use, an unreachable database).
 
 Here is the group with that error handling and the commands other packages mount on it; each
 command is in the module of its concern:
@@ -30,6 +32,7 @@ from django.db import DatabaseError
 
 from pulp_sync import database
 from pulp_sync.cli import admin, downloaders, server, sync, tasks
+from pulp_sync.cli.shared import UsageProblem
 from pulp_sync.errors import ConfigurationError
 
 __all__ = ["cli", "main"]
@@ -47,7 +50,8 @@ def _mounted() -> dict[str, metadata.EntryPoint]:
 
 
 class _Cli(click.Group):
-    """Turns the errors of any command into one `Error:` line and exit status 1."""
+    """Turns the errors of any command into one `Error:` line: exit status 2 for values the user gave that a
+    model refuses (Django's ValidationError: a remote's settings, a user's name), 1 for the rest."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *_mounted()])
@@ -66,7 +70,7 @@ class _Cli(click.Group):
         try:
             return super().invoke(ctx)
         except ValidationError as error:
-            raise click.ClickException(_validation_message(error)) from error
+            raise UsageProblem(_validation_message(error)) from error
         except ConfigurationError as error:
             raise click.ClickException(str(error)) from error
         except DatabaseError as error:

@@ -3,17 +3,37 @@ users who call it (pulp_sync/api/auth.py)."""
 
 from __future__ import annotations
 
+import socket
+from typing import Any
+
 import click
 
 from pulp_sync import defaults
 from pulp_sync.cli.shared import open_database
 
-__all__ = ["api", "createuser"]
+__all__ = ["HostPort", "api", "createuser"]
+
+
+class HostPort(click.ParamType):
+    """--bind: `host:port` (`[::1]:port` for IPv6), a port from 0 to 65535 and a host this machine resolves,
+    checked before gunicorn starts (which would retry an unknown host for seconds, or raise on a bad port)."""
+
+    name = "host:port"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        host, colon, port = str(value).rpartition(":")
+        if not colon or not host or not port.isdigit() or int(port) > 65535:
+            self.fail(f"{value!r} is not host:port with a port from 0 to 65535, e.g. {defaults.API_BIND}", param, ctx)
+        try:
+            socket.getaddrinfo(host.removeprefix("[").removesuffix("]"), int(port), type=socket.SOCK_STREAM)
+        except OSError as error:
+            self.fail(f"{value!r}: the host {host!r} cannot be resolved ({error.strerror or error})", param, ctx)
+        return str(value)
 
 
 @click.command()
-@click.option("--bind", default=defaults.API_BIND, show_default=True, help="host:port to listen on (Pulp's port by "
-              "default); port 0 picks one.")
+@click.option("--bind", type=HostPort(), default=defaults.API_BIND, show_default=True,
+              help="host:port to listen on (Pulp's port by default); port 0 picks one.")
 @click.option("--workers", type=click.IntRange(min=1), default=defaults.API_WORKERS, show_default=True,
               help="gunicorn worker processes.")
 @click.option("--threads", type=click.IntRange(min=1), default=defaults.API_THREADS, show_default=True,

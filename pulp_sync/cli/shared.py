@@ -1,5 +1,5 @@
-"""What several commands share: the database opened as every command opens it, a Redis failure as one
-`Error:` line, and a task as JSON (`sync --no-wait --json` and `tasks --json` print the same object).
+"""What several commands share: the database opened as every command opens it, a usage error and a Redis
+failure as one `Error:` line, and a task as JSON (`sync --no-wait --json` and `tasks --json` print the same object).
 
 The models (which exist only once Django is set up) and redis are imported inside the functions, so
 that `pulp-sync --help` and the commands that need neither start without them.
@@ -20,7 +20,14 @@ from pulp_sync.messages import one_line, redact
 if TYPE_CHECKING:
     from pulp_sync.models import Task
 
-__all__ = ["open_database", "redis_errors", "task_dict"]
+__all__ = ["UsageProblem", "open_database", "redis_errors", "task_dict"]
+
+
+class UsageProblem(click.ClickException):
+    """What the user asked for cannot be done as given, found past click's own parsing (a remote's settings
+    together): one `Error:` line without the usage text, and exit status 2, click's for usage errors."""
+
+    exit_code = 2
 
 
 def open_database() -> None:

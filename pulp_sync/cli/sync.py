@@ -20,6 +20,7 @@ import click
 from rich.console import Console
 
 from pulp_base.processes import parse_processes
+from pulp_sync.cli.downloaders import InstalledDownloader
 from pulp_sync.cli.shared import open_database, redis_errors, task_dict
 from pulp_sync.messages import one_line
 from pulp_sync.progress import progress_for
@@ -48,7 +49,8 @@ class ProcessesType(click.ParamType):
 @click.argument("url")
 @click.option("--repository", "repository_name", help="Repository to sync into [default: from the URL's path].")
 @click.option("--remote", "remote_name", help="Remote to create or update [default: the repository's name].")
-@click.option("--downloader", help="Downloader to use [default for a new remote: asyncio].")
+@click.option("--downloader", type=InstalledDownloader(),
+              help="An installed downloader (`pulp-sync downloaders`) [default for a new remote: asyncio].")
 @click.option(
     "--processes",
     "download_processes",

@@ -3,6 +3,7 @@ folder left behind."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -35,6 +36,49 @@ def test_nginx_with_a_shaped_profile_is_refused(tmp_path: Path) -> None:
     spec.write_text('server = "nginx"\nprofile = "wan"\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
     code, output = _invoke("run", str(spec), "--results-dir", str(tmp_path / "results"))
     assert code == 2 and "cannot shape traffic" in output
+
+
+@pytest.mark.parametrize(
+    ("experiment", "variant", "line"),
+    [
+        ('runs = "lots"', "", "runs = 'lots': a whole number"),
+        ('scale = "0.01"', "", "scale = '0.01': a number"),
+        ('alpha = "0.05"', "", "alpha = '0.05': a number"),
+        ("", 'download_concurrency = "10"', "variant 'a': download_concurrency = '10': a whole number"),
+        ('manifests = "100"', "", "manifests = '100': a list of strings"),
+        ('restart_server = "no"', "", "restart_server = 'no': true or false"),
+        ("rusn = 3", "", "rusn = 3: unknown keys are refused (a typo?); did you mean runs?"),
+        ("", 'downlaoder = "futures"',
+         "variant 'a': downlaoder = 'futures': unknown keys are refused (a typo?); did you mean downloader?"),
+        ("", "remote = { max_retires = 2 }",
+         "variant 'a': remote: no remote setting named 'max_retires'; did you mean max_retries?"),
+    ],
+)
+def test_each_wrongly_typed_or_misspelt_spec_value_is_exit_2_and_one_line(
+        tmp_path: Path, experiment: str, variant: str, line: str) -> None:
+    """As a user meets it, in a `bench run` of their own: no traceback, the key, its value and what it takes."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'{experiment}\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n{variant}\n')
+    command = [sys.executable, "-m", "harness", "run", str(spec), "--results-dir", str(tmp_path / "results")]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"Error: {line}\n")
+    assert not (tmp_path / "results").exists()
+
+
+def test_bench_spec_checks_a_spec_and_prints_it_or_the_schema(tmp_path: Path) -> None:
+    from harness.experiment.spec import load_spec, spec_schema
+
+    seed = Path(__file__).resolve().parents[2] / "experiments" / "seed-002.toml"
+    checked = CliRunner().invoke(bench_group, ["spec", str(seed)])
+    assert checked.exit_code == 0 and json.loads(checked.output) == load_spec(seed).as_dict()
+    schema = CliRunner().invoke(bench_group, ["spec", "--schema"])
+    assert schema.exit_code == 0 and json.loads(schema.output) == spec_schema()
+    bad = tmp_path / "bad.toml"
+    bad.write_text('runs = "lots"\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
+    code, output = _invoke("spec", str(bad))
+    assert (code, output) == (2, "Error: runs = 'lots': a whole number\n")
+    code, output = _invoke("spec")
+    assert code == 2 and "give a SPEC to check, or --schema" in output
 
 
 def test_resume_without_a_folder_says_what_to_do(tmp_path: Path) -> None:

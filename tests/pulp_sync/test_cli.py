@@ -70,18 +70,68 @@ def test_piped_a_long_sync_prints_a_progress_line_every_few_seconds(
     assert result.stdout.startswith("Synced good version 1: 11 artifacts downloaded")
 
 
-def test_unknown_downloader_is_one_error_line(db: Path, server: str) -> None:
-    result = invoke("sync", server + "good/PULP_MANIFEST", "--downloader", "nope")
-    assert result.exit_code == 1
-    installed = ", ".join(sorted(available()))
-    assert result.stderr == f"Error: remote 'good': no downloader named 'nope'; installed: {installed}\n"
-    assert result.stdout == "" and not Remote.objects.exists(), "a bad setting is not saved"
+def test_the_downloader_is_a_choice_of_the_installed_ones(db: Path, server: str) -> None:
+    """A usage error (exit status 2) naming every installed downloader, the nearest one for a typo; nothing saved."""
+    installed = ", ".join(repr(name) for name in available())
+    typo = invoke("sync", server + "good/PULP_MANIFEST", "--downloader", "asyncoi")
+    assert typo.exit_code == 2 and typo.stdout == ""
+    assert typo.stderr.splitlines()[-1] == (f"Error: Invalid value for '--downloader': 'asyncoi' is not one of "
+                                            f"{installed}; did you mean 'asyncio'?")
+    unknown = invoke("sync", server + "good/PULP_MANIFEST", "--downloader", "nope")
+    assert unknown.exit_code == 2
+    assert unknown.stderr.splitlines()[-1] == (f"Error: Invalid value for '--downloader': 'nope' is not one of "
+                                               f"{installed}.")
+    assert not Remote.objects.exists(), "a bad setting is not saved"
+    shown = invoke("sync", "--help")
+    assert f"--downloader [{'|'.join(available())}]" in shown.stdout
 
 
-def test_bad_setting_is_one_error_line(db: Path, server: str) -> None:
-    result = invoke("sync", server + "good/PULP_MANIFEST", "--concurrency", "0")
-    assert result.exit_code == 1
-    assert result.stderr == "Error: remote 'good': download_concurrency must be at least 1, not 0\n"
+@pytest.mark.parametrize(("given", "why"), [
+    ("0", "download_concurrency must be at least 1, not 0"),
+    ("-1", "download_concurrency must be at least 1, not -1"),
+    ("ten", "download_concurrency: 'ten' is not a whole number"),
+])
+def test_a_concurrency_no_sync_can_use_is_a_usage_error(db: Path, server: str, given: str, why: str) -> None:
+    """The rule of downloaders/settings.py, as the API and the harness's specs apply it: one message for 0 and -1."""
+    result = invoke("sync", server + "good/PULP_MANIFEST", "--concurrency", given)
+    assert result.exit_code == 2 and result.stdout == ""
+    option = "'--download-concurrency' / '--concurrency'"
+    assert result.stderr.splitlines()[-1] == f"Error: Invalid value for {option}: {why}"
+    assert not Remote.objects.exists()
+
+
+def test_settings_the_remote_refuses_together_are_a_usage_error(db: Path, server: str) -> None:
+    """Past click's parsing, the remote's own check (Remote.clean): still exit status 2, in one line."""
+    result = invoke("sync", server + "good/PULP_MANIFEST", "--username", "someone")
+    assert result.exit_code == 2
+    assert result.stderr == "Error: remote 'good': username and password go together: give both or neither\n"
+    assert not Remote.objects.exists()
+
+
+@pytest.mark.parametrize("args", [
+    ("sync", "{server}good/PULP_MANIFEST", "--downloader", "asyncoi"),
+    ("sync", "{server}good/PULP_MANIFEST", "--concurrency", "-1"),
+    ("sync", "{server}good/PULP_MANIFEST", "--max-retries", "-1"),
+    ("sync", "ftp://127.0.0.1/PULP_MANIFEST"),
+    ("sync", "{server}good/PULP_MANIFEST", "--no-wait"),
+    ("api", "--bind", "127.0.0.1:99999"),
+    ("api", "--bind", "no-such-host.invalid:24817"),
+    ("api", "--workers", "0"),
+    ("worker", "--worker-class", "forking"),
+    ("tasks", "--state", "done"),
+    ("tasks", "cancel", "not-a-task-id"),
+    ("createuser", "not a name!", "--password", "secret"),
+    ("createuser", "someone", "--password", ""),
+    ("reset", "--yes", "everything"),
+    ("fixtures", "serve", "--root", ".", "--port", "99999"),
+    ("plugin", "new", "My_Engine"),
+])
+def test_a_usage_error_is_exit_status_2_in_every_command(db: Path, server: str, args: tuple[str, ...]) -> None:
+    """What was asked for on the command line cannot be done as given: click's exit status for usage errors,
+    whether click's parsing or the model behind the command refuses it; never a traceback."""
+    result = invoke(*(arg.format(server=server) for arg in args))
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    assert result.stderr.splitlines()[-1].startswith("Error: ") and "Traceback" not in result.stderr
 
 
 def test_failed_sync_is_one_error_line(db: Path, server: str) -> None:
@@ -120,5 +170,6 @@ def test_repositories_and_reset(db: Path, server: str) -> None:
     ],
 )
 def test_repository_name_comes_from_the_url(db: Path, url: str, name: str) -> None:
-    result = invoke("sync", url, "--downloader", "nope")
+    """The remote, named after the repository, refuses a user without a password: its name is in the error."""
+    result = invoke("sync", url, "--username", "someone")
     assert f"remote '{name}'" in result.stderr

@@ -351,7 +351,7 @@ def test_only_http_and_https_remotes(db: Path, engine: str) -> None:
         with pytest.raises(ValidationError, match="Enter an http or https URL"):
             Remote(name="scheme", url=url, downloader=engine).full_clean()
         result = invoke("sync", url, "--repository", "scheme", "--downloader", engine)
-        assert result.exit_code == 1 and "url: Enter an http or https URL." in result.stderr, result.stderr
+        assert result.exit_code == 2 and "url: Enter an http or https URL." in result.stderr, result.stderr
         assert not Remote.objects.exists()
     unchecked = Remote.objects.create(name="unchecked", url="file:///etc/passwd", downloader=engine)
     with pytest.raises(SyncError, match="only http and https URLs are fetched, not 'file'") as caught:

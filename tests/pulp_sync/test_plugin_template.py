@@ -44,7 +44,7 @@ def test_it_writes_a_package_named_after_the_downloader(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["My-Engine", "my_engine", "2fast", "engine-", ""])
 def test_a_name_that_makes_no_package_is_refused(tmp_path: Path, name: str) -> None:
     code, output = _new(name, "--directory", str(tmp_path))
-    assert code == 1 and "is not a downloader name for a plugin" in output
+    assert code == 2 and "is not a downloader name for a plugin" in output
     assert list(tmp_path.iterdir()) == []
 
 

@@ -61,3 +61,39 @@ def test_a_database_nobody_answers_for_says_so(tmp_path: Path, url: str) -> None
     assert done.returncode == 1
     assert done.stderr.startswith("Error: cannot reach the database: is the server up, and DATABASE_URL right? (")
     assert done.stderr.count("\n") == 1, done.stderr
+
+
+_BLOCKER = '''
+import sys
+
+class _NotInstalled:
+    """Imports of the database drivers fail, as where they are not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("psycopg", "psycopg2", "MySQLdb"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NotInstalled())
+'''
+
+
+@pytest.mark.parametrize(("url", "database", "extra"), [
+    ("postgres://postgres@127.0.0.1:9/pulp_sync", "PostgreSQL", "postgres"),
+    ("mysql://root@127.0.0.1:9/pulp_sync", "MariaDB/MySQL", "mysql"),
+])
+def test_a_database_whose_driver_is_not_installed_names_the_extra(
+        tmp_path: Path, url: str, database: str, extra: str) -> None:
+    """Not Django's ImproperlyConfigured traceback: one line saying what to install, and nothing made."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(_BLOCKER)
+    home = tmp_path / "home"
+    python_path = os.pathsep.join(filter(None, [str(blocker), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PULP_SYNC_HOME": str(home), "DATABASE_URL": url, "PYTHONPATH": python_path}
+    done = subprocess.run([*PULP_SYNC, "repositories"], env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1
+    assert done.stderr == (f"Error: DATABASE_URL names {database}, but its driver is not installed (or cannot be "
+                           f"imported): pip install 'pulp-sync[{extra}]'\n")
+    assert not home.exists(), "nothing is made before the settings are right"

@@ -130,7 +130,7 @@ def _invoke(*args: str) -> tuple[int, list[str]]:
     ("nope=1,2", "'nope' is not a numeric Remote setting; sweep one of: download_concurrency"),
     ("headers=a", "'headers' is not a numeric Remote setting"),
     ("rate_limit=5,fast", "rate_limit: 'fast' is not a number"),
-    ("max_retries=0,1.5", "max_retries: invalid literal for int()"),
+    ("max_retries=0,1.5", "max_retries: '1.5' is not a whole number"),
     ("max_retries=-1,3", "max_retries must be 0 or more, not -1"),
     ("rate_limit=", "rate_limit: no values to sweep"),
     ("rate_limit", "'rate_limit': expected NAME=V1,V2,..."),

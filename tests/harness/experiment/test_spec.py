@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from downloaders import available
-from harness.experiment.spec import Experiment, SpecError, experiment_from_dict, load_spec, manifest_path
+from downloaders.settings import REMOTE_SETTINGS
+from harness.experiment.spec import Experiment, SpecError, experiment_from_dict, load_spec, manifest_path, spec_schema
 from harness.run.fixture_site import check_site, resolve_profile
 from harness.variants.pulp_sync_cli import sync_arguments
 
@@ -158,3 +160,84 @@ def test_a_remote_setting_no_sync_can_use_is_refused_naming_it(remote: dict[str,
     variant = {"name": "a", "downloader": "asyncio", "remote": remote}
     with pytest.raises(SpecError, match=r"^variant 'a': remote: " + message.split(" ")[0]):
         experiment_from_dict(_spec(variants=[variant]))
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"manifests": "100"}, "manifests = '100': a list of strings"),
+        ({"manifests": [100]}, "manifests[0] = 100: a string"),
+        ({"variants": "asyncio"}, "variants = 'asyncio': a list of tables"),
+        ({"variants": ["asyncio"]}, "variants[0] = 'asyncio': a table"),
+        ({"variants": [{"downloader": "x"}]}, "variant 1: name is missing: a string"),
+        ({"variants": [{"name": "a", "downloader": "x", "env": {"A": 1}}]}, "variant 'a': env.A = 1: a string"),
+        ({"variants": [{"name": "a", "downloader": "x", "sync_args": ["-v", 2]}]},
+         "variant 'a': sync_args[1] = 2: a string"),
+        ({"variants": [{"name": "a", "downloader": "x", "processes": 2.5}]},
+         "variant 'a': processes = 2.5: a whole number or a string"),
+        ({"profiles": {"slowish": 1}}, "profiles.slowish = 1: a table"),
+        ({"remote": "fast"}, "remote = 'fast': a table"),
+        ({"remote": {"rate_limit": "20"}},
+         "[remote]: rate_limit = '20': a number, or a reference (env:VAR, file:PATH)"),
+        ({"remote": {"headers": "X-Trace: 1"}},
+         "[remote]: headers = 'X-Trace: 1': a table, or a reference (env:VAR, file:PATH)"),
+    ],
+)
+def test_a_value_is_taken_as_written_and_a_mistake_named_in_one_line(changes: dict[str, object], message: str) -> None:
+    """No text read as a number and no string as a list: the key (a dotted path within its variant), the value
+    and what the field takes, from its type."""
+    with pytest.raises(SpecError) as refused:
+        experiment_from_dict(_spec(**changes))
+    assert str(refused.value) == message
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"rusn": 3}, "rusn = 3: unknown keys are refused (a typo?); did you mean runs?"),
+        ({"variants": [{"name": "a", "downlaoder": "asyncio"}]},
+         "variant 'a': downlaoder = 'asyncio': unknown keys are refused (a typo?); did you mean downloader?"),
+        ({"remote": {"rate_limt": 5}}, "[remote]: no remote setting named 'rate_limt'; did you mean rate_limit?"),
+        ({"server": "ngnix"}, "server 'ngnix' is not one of builtin, nginx; did you mean nginx?"),
+        ({"variants": [{"name": "a", "downloader": "x", "tasking": "rq", "worker": "forked"}]},
+         "variant 'a': worker 'forked' is not one of fork, simple; did you mean fork?"),
+        ({"baseline": "asyncoi", "variants": [{"name": "asyncio", "downloader": "asyncio"}]},
+         "no variant named 'asyncoi'; did you mean asyncio?; the spec has: asyncio"),
+    ],
+)
+def test_a_near_miss_is_named(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        experiment_from_dict(_spec(**changes))
+    assert str(refused.value) == message
+
+
+def test_an_unknown_key_far_from_any_lists_the_keys() -> None:
+    with pytest.raises(SpecError, match=r"^colour = 'red': unknown keys are refused \(a typo\?\); the keys are: name, "
+                                        r"variants, manifests, .*, sample_seed$"):
+        experiment_from_dict(_spec(colour="red"))
+
+
+def test_the_schema_documents_every_key_and_takes_the_remote_settings_from_their_home() -> None:
+    """Each key with its type and help; the Remote settings made from downloaders.REMOTE_SETTINGS (their help
+    included), not restated."""
+    schema = spec_schema()
+    variant = schema["$defs"]["Variant"]
+    assert schema["required"] == ["variants"], "name defaults to the file's"
+    assert schema["properties"]["runs"]["type"] == "integer" and schema["properties"]["scale"]["type"] == "number"
+    assert schema["properties"]["manifests"] == {**schema["properties"]["manifests"], "type": "array",
+                                                 "items": {"type": "string"}}
+    assert variant["properties"]["tasking"]["enum"] == ["inline", "rq"]
+    for table in (schema, variant):
+        assert table["additionalProperties"] is False
+        assert all(entry.get("description") for entry in table["properties"].values()), table["properties"]
+    remote = schema["properties"]["remote"]["properties"]
+    assert remote == variant["properties"]["remote"]["properties"]
+    assert set(remote) == {setting.name for setting in REMOTE_SETTINGS} - {"download_concurrency"}
+    assert all(remote[setting.name]["description"].startswith(setting.help) for setting in REMOTE_SETTINGS
+               if setting.name in remote)
+
+
+@pytest.mark.parametrize("path", sorted(EXPERIMENTS.glob("*.toml")), ids=lambda path: path.name)
+def test_every_shipped_experiment_passes_the_printed_schema(path: Path) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(tomllib.loads(path.read_text(encoding="utf-8")), spec_schema())
