@@ -6,6 +6,7 @@ loop (conformance.wire's in_a_thread, which the conformance suite's own servers 
 from __future__ import annotations
 
 import asyncio
+import base64
 import ssl
 import subprocess
 from collections.abc import Awaitable, Callable, Iterator
@@ -16,9 +17,10 @@ from aiohttp import web
 
 from conformance.wire import in_a_thread
 
-__all__ = ["serve_app", "serve_raw", "self_signed_certificate"]
+__all__ = ["serve_app", "serve_raw", "self_signed_certificate", "requiring_password"]
 
 RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 @contextmanager
@@ -81,3 +83,17 @@ def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
         capture_output=True,
     )
     return cert, key
+
+
+def requiring_password(app: web.Application, user: str, password: str) -> web.Application:
+    """`app` behind HTTP basic auth as `user`: anything else gets 401, as an operator's remote answers."""
+    expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.headers.get("Authorization") != expected:
+            return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="repo"'})
+        return await handler(request)
+
+    app.middlewares.append(check)
+    return app

@@ -4,7 +4,6 @@ samples, a wrong URL; secrets never in the results, the output or a process's ar
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import ssl
@@ -12,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +22,9 @@ from fixtures.server import make_app
 from harness.experiment.operator_remote import manifest_label, public_url
 from pulp_base.manifest import parse_manifest
 from tests.harness.helpers import write_spec
-from tests.servers import self_signed_certificate, serve_app
+from tests.servers import Handler, requiring_password, self_signed_certificate, serve_app
 
 PASSWORD = "correct-horse-battery-staple-7f3a"
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def bench(*args: str, cwd: Path, env: dict[str, str] | None = None,
@@ -35,20 +33,6 @@ def bench(*args: str, cwd: Path, env: dict[str, str] | None = None,
     command = [sys.executable, "-m", "harness", *args]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
-
-
-def requiring_password(app: web.Application) -> web.Application:
-    """`app` behind HTTP basic auth as user `operator`."""
-    expected = "Basic " + base64.b64encode(f"operator:{PASSWORD}".encode()).decode()
-
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.headers.get("Authorization") != expected:
-            return web.Response(status=401, headers={"WWW-Authenticate": 'Basic realm="repo"'})
-        return await handler(request)
-
-    app.middlewares.append(check)
-    return app
 
 
 def failing_first(app: web.Application) -> web.Application:
@@ -111,7 +95,7 @@ def tls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ssl.SSLContext]
 @pytest.fixture(scope="module")
 def private_remote(tiny_tree: Path, tls: tuple[Path, ssl.SSLContext]) -> Iterator[str]:
     """The tiny tree over https, behind basic auth; its base URL."""
-    with serve_app(requiring_password(make_app(tiny_tree)), tls[1]) as url:
+    with serve_app(requiring_password(make_app(tiny_tree), "operator", PASSWORD), tls[1]) as url:
         yield url
 
 

@@ -1,4 +1,4 @@
-"""The machine's state around an experiment (harness/run/machine.py): real /proc, a real busy process."""
+"""The machine's state around an experiment (harness/run/machine.py): real processes, a real busy one."""
 
 from __future__ import annotations
 
