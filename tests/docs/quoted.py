@@ -7,8 +7,8 @@ A fenced block in README.md or docs/*.md that follows a comment
     -->
 
 holds, for each command in the comment (one per line, `VAR=value` words first for its environment),
-`$ pulp-sync COMMAND`, what the command printed (stdout and stderr as they came) and `exit N` when N
-is not 0. tests/docs/test_quoted_outputs.py runs every such command and compares; after a change of
+`$ pulp-sync COMMAND`, what the command printed (stdout and stderr as they came, without the spaces
+rich leaves at the ends of lines) and `exit N` when N is not 0. tests/docs/test_quoted_outputs.py runs every such command and compares; after a change of
 wording, `python -m tests.docs.quoted --write` rewrites the blocks from the code. A comment that
 begins `<!-- output excerpt` marks a block that quotes some of those lines: each of its lines must be
 one of them, in their order, `...` standing for those left out; --write leaves such blocks to be
@@ -131,7 +131,8 @@ def produce(quote: Quote, where: Places, cwd: Path) -> str:
         env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", **where.env, **assignments}
         done = subprocess.run([sys.executable, "-m", "pulp_sync", *words], cwd=cwd, env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
-        parts.append(f"$ {shown_command(template, where)}\n{where.display(done.stdout)}")
+        printed = "".join(line.rstrip() + "\n" for line in where.display(done.stdout).splitlines())
+        parts.append(f"$ {shown_command(template, where)}\n{printed}")
         if done.returncode:
             parts.append(f"exit {done.returncode}\n")
     return "".join(parts)
