@@ -8,11 +8,12 @@ A fenced block in README.md or docs/*.md that follows a comment
 
 holds, for each command in the comment (one per line, `VAR=value` words first for its environment),
 `$ pulp-sync COMMAND`, what the command printed (stdout and stderr as they came, without the spaces
-rich leaves at the ends of lines) and `exit N` when N is not 0. tests/docs/test_quoted_outputs.py runs every such command and compares; after a change of
-wording, `python -m tests.docs.quoted --write` rewrites the blocks from the code. A comment that
-begins `<!-- output excerpt` marks a block that quotes some of those lines: each of its lines must be
-one of them, in their order, `...` standing for those left out; --write leaves such blocks to be
-edited by hand and names the ones that no longer match.
+rich leaves at the ends of lines) and `exit N` when N is not 0. tests/docs/test_quoted_outputs.py
+runs every such command and compares; after a change of wording, `python -m tests.docs.quoted
+--write` rewrites the blocks from the code. A comment that begins `<!-- output excerpt` marks a
+block that quotes some of those lines: each of its lines must be one of them, in their order, `...`
+standing for those left out; --write leaves such blocks to be edited by hand and names the ones
+that no longer match.
 
 Commands see three placeholders, shown in the docs as the recorded session (tests/docs/walkthrough.py)
 saw them: `{recorded}`, a copy of tests/docs/recorded/ (shown as `results`), and `{remote}` and `{ca}`,
