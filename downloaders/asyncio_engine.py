@@ -35,7 +35,7 @@ from downloaders.errors import (
     VerificationError,
     quoted,
 )
-from downloaders.headers import first_hop_headers
+from downloaders.headers import first_hop_headers, proxy_headers
 from downloaders.offload import HashingLanes, hashing_lanes
 from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
@@ -178,6 +178,8 @@ class AsyncioDownloader(BaseDownloader):
             raise DownloadTimeout(url, f"timed out: {quoted(error) or 'no data within the timeout'}") from error
         except aiohttp.ClientPayloadError as error:
             raise DownloadConnectionError(url, f"body ended early: {quoted(error)}") from error
+        except aiohttp.ClientHttpProxyError as error:  # the proxy refused the CONNECT of an https URL
+            raise HttpStatusError(url, error.status, f"{error.message} (from the proxy)") from error
         except aiohttp.ClientResponseError as error:
             raise DownloadConnectionError(url, f"malformed response: {quoted(error.message)}") from error
         except (aiohttp.ClientError, OSError) as error:
@@ -187,17 +189,15 @@ class AsyncioDownloader(BaseDownloader):
         settings = self.settings
         if not settings.proxy_url:
             return {}
-        auth = None
-        if settings.proxy_username:
-            auth = aiohttp.BasicAuth(settings.proxy_username, settings.proxy_password or "")
-        return {"proxy": settings.proxy_url, "proxy_auth": auth}
+        # A header, not aiohttp's proxy_auth and BasicAuth, which 3.14 deprecates and 4 removes.
+        return {"proxy": settings.proxy_url, "proxy_headers": proxy_headers(settings)}
 
 
 class _ProxyArguments(TypedDict, total=False):
     """The proxy keywords of every request of a fetch: none without a proxy."""
 
     proxy: str
-    proxy_auth: aiohttp.BasicAuth | None
+    proxy_headers: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,7 @@ class _Client:
         """The response at the end of the request's redirects, each hop checked before it is requested."""
         while True:
             await self.targets.check_async(chain.url)
-            headers = _hop_headers(chain)
+            headers = _hop_headers(chain, self.proxy)
             response = await self.session.get(chain.url, headers=headers, allow_redirects=False, **self.proxy)
             location = redirect_location(response.status, response.headers.get(hdrs.LOCATION))
             if location is None:
@@ -221,12 +221,18 @@ class _Client:
             chain.follow(location)
 
 
-def _hop_headers(chain: Redirects) -> dict[str, str]:
+def _hop_headers(chain: Redirects, proxy: _ProxyArguments) -> dict[str, str]:
     """The hop's headers, without the remote's basic auth when the hop's URL carries credentials of
-    its own: aiohttp sends those, and refuses a request with both."""
-    if urlsplit(chain.url).username is None:
-        return chain.headers
-    return {name: value for name, value in chain.headers.items() if name.lower() != "authorization"}
+    its own (aiohttp sends those, and refuses a request with both), and with the proxy's own headers
+    when the proxy forwards this hop as a plain http request: aiohttp sends `proxy_headers` only on
+    the CONNECT of an https hop."""
+    url = urlsplit(chain.url)
+    headers = chain.headers
+    if url.username is not None:
+        headers = {name: value for name, value in headers.items() if name.lower() != "authorization"}
+    if url.scheme == "http" and proxy.get("proxy_headers"):
+        headers = {**headers, **proxy["proxy_headers"]}
+    return headers
 
 
 class _PolicyResolver(AbstractResolver):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import re
 import socket
 import ssl
 import time
@@ -36,6 +37,7 @@ from urllib3.exceptions import (
     MaxRetryError,
     NameResolutionError,
     NewConnectionError,
+    ProxyError,
     SSLError,
     TimeoutError as Urllib3Timeout,
 )
@@ -56,7 +58,7 @@ from downloaders.errors import (
     VerificationError,
     quoted,
 )
-from downloaders.headers import first_hop_headers
+from downloaders.headers import first_hop_headers, proxy_headers
 from downloaders.redirects import Redirects, redirect_location
 from downloaders.retry import DownloadJob, RateLimiter, RetryPolicy, parse_retry_after
 from downloaders.settings import DownloaderSettings
@@ -251,14 +253,10 @@ def _pool_manager(settings: DownloaderSettings, engine: str, ssl_context: ssl.SS
     }
     policy = settings.address_policy
     if settings.proxy_url:
-        proxy_headers = None
-        if settings.proxy_username:
-            proxy_headers = urllib3.make_headers(
-                proxy_basic_auth=f"{settings.proxy_username}:{settings.proxy_password or ''}"
-            )
         targets = ProxiedTargets(settings)
         return _CheckedProxyManager(
-            settings.proxy_url, proxy_headers=proxy_headers, targets=targets, address_policy=policy, **common
+            settings.proxy_url, proxy_headers=proxy_headers(settings), targets=targets, address_policy=policy,
+            **common,
         )
     return _CheckedPoolManager(address_policy=policy, **common)
 
@@ -371,6 +369,11 @@ def _abandon(in_flight: dict[Future[DownloadResult], DownloadJob]) -> None:
             future.result().path.unlink(missing_ok=True)
 
 
+_TUNNEL_REFUSED = re.compile(r"Tunnel connection failed: (\d{3}) ?([^'\")]*)")
+"""http.client's words for a CONNECT that the proxy answered with a status, which urllib3 passes on only
+as text."""
+
+
 def _translate(url: str, error: BaseException) -> DownloadError:
     """urllib3's errors as ours, at one place."""
     if isinstance(error, MaxRetryError) and error.reason is not None:
@@ -383,4 +386,7 @@ def _translate(url: str, error: BaseException) -> DownloadError:
         return DownloadTimeout(url, f"timed out: {error}")
     if isinstance(error, LocationValueError):
         return UnsupportedURL(url, f"not a URL we can fetch: {error}")
+    refused = _TUNNEL_REFUSED.search(str(error)) if isinstance(error, ProxyError) else None
+    if refused:
+        return HttpStatusError(url, int(refused[1]), f"{refused[2]} (from the proxy)".strip())
     return DownloadConnectionError(url, f"connection failed: {quoted(error)}")

@@ -5,6 +5,7 @@ Servers on 127.0.0.1 behind self-signed certificates made with the openssl comma
 
 from __future__ import annotations
 
+import asyncio
 import os
 import ssl
 import stat
@@ -22,15 +23,17 @@ from downloaders import (
     DownloadConnectionError,
     DownloaderSettings,
     DownloadResult,
+    HttpStatusError,
     TLSConfigurationError,
     TLSVerificationError,
     build_ssl_context,
     is_pem,
     tls,
 )
+from downloaders.headers import basic_credentials
 from downloaders.settings import REMOTE_SETTINGS
 from tests.downloaders.conftest import failure_of, fetch_one
-from tests.servers import self_signed_certificate, serve_app
+from tests.servers import self_signed_certificate, serve_app, serve_raw
 
 BODY = b"over TLS\n"
 
@@ -98,6 +101,51 @@ def fetched(outcome: object) -> None:
 @pytest.mark.parametrize("leading", ["", "\n  ", "Bag Attributes\n    friendlyName: as openssl pkcs12 writes\n"])
 def test_ca_cert_as_pem_text(engine: str, servers: Servers, tmp_path: Path, leading: str) -> None:
     fetched(fetch_one(engine, servers.url, tmp_path, ca_cert=leading + servers.server.cert_text))
+
+
+class TunnelProxy:
+    """An https proxy that opens a CONNECT tunnel only for its own user, recording each request's head."""
+
+    def __init__(self, user: str, password: str) -> None:
+        self.expected = basic_credentials(user, password)
+        self.heads: list[tuple[str, dict[str, str]]] = []
+
+    async def __call__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request, *lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+        method, target, _ = request.split(" ")
+        headers = {name.lower(): value for name, _, value in (line.partition(": ") for line in lines if line)}
+        self.heads.append((method, headers))
+        if method != "CONNECT" or headers.get("proxy-authorization") != self.expected:
+            writer.write(b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n")
+            writer.close()
+            return
+        host, _, port = target.rpartition(":")
+        upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while chunk := await reader.read(65536):
+        writer.write(chunk)
+        await writer.drain()
+    writer.close()
+
+
+def test_an_https_remote_through_a_proxy_that_asks_for_credentials(
+    engine: str, servers: Servers, tmp_path: Path
+) -> None:
+    """The proxy's credentials go on the CONNECT to the proxy; what the tunnel carries is the remote's."""
+    proxy = TunnelProxy("proxy-user", "proxy-pass")
+    with serve_raw(proxy) as proxy_url:
+        settings: dict[str, Any] = {"proxy_url": proxy_url, "ca_cert": servers.server.cert}
+        fetched(fetch_one(engine, servers.url, tmp_path, proxy_username="proxy-user", proxy_password="proxy-pass",
+                          **settings))
+        refused = failure_of(fetch_one(engine, servers.url, tmp_path, **settings))
+    assert [method for method, _ in proxy.heads] == ["CONNECT", "CONNECT"], proxy.heads
+    assert proxy.heads[0][1]["proxy-authorization"] == proxy.expected and "proxy-authorization" not in proxy.heads[1][1]
+    assert isinstance(refused.error, HttpStatusError) and refused.error.status == 407, refused.error
+    assert "HTTP 407 Proxy Authentication Required (from the proxy)" in str(refused.error), refused.error
 
 
 def test_ca_cert_as_a_file_still_works_and_none_is_not_trusted(engine: str, servers: Servers, tmp_path: Path) -> None:
