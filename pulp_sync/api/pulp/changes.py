@@ -8,30 +8,27 @@ the bodies they take and the tasks they answer with (pulp_sync/repository_versio
     POST {version href}repair/          check the version's files in the store; mark lost ones missing
 
 All run in the request (database rows and local files: no downloads). A modify and a repair are
-recorded as tasks, finished when the 202 answer points to them, as an orphan cleanup is (orphans.py).
+recorded as tasks, finished when the 202 answer points to them, as an orphan cleanup is (finished.py).
 Adding to a repository, deleting and repairing its versions are for its owners and admins; content
 made outside a repository belongs to no one, so only admins make it (anyone else names a repository).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
-from django.utils import timezone
 from rest_framework import serializers
 
 from pulp_base.manifest import path_problem
 from pulp_sync.api.access import is_admin, may_change, visible
 from pulp_sync.api.fields import RelatedHrefField
 from pulp_sync.api.pulp.filters import object_of
+from pulp_sync.api.pulp.finished import finished_task
 from pulp_sync.api.pulp.serializers import FileContentSerializer, PulpFields
-from pulp_sync.messages import one_line
-from pulp_sync.models import Artifact, FileContent, Repository, RepositoryVersion, Task, TaskState
-from pulp_sync.processes import this_process
+from pulp_sync.models import Artifact, FileContent, Repository, RepositoryVersion, Task
 from pulp_sync.repository_versions import VersionError, changed_version, repair_version
 from pulp_sync.store import artifact_store
 from pulp_sync.uploads import content_unit, stored_artifact
@@ -42,7 +39,6 @@ __all__ = [
     "RepairSerializer",
     "MODIFY",
     "REPAIR",
-    "finished_task",
 ]
 
 MODIFY = "modify"
@@ -50,6 +46,8 @@ MODIFY = "modify"
 REPAIR = "repair"
 """The name of a task repairing a version."""
 _NOT_OWNER = "You may change only the repositories you own."
+_EXPECTED = (VersionError, OSError)
+"""What fails a change or a repair with its message alone: a refusal, or the store's file system."""
 
 
 def _owned(repository: Repository | None, user: Any) -> Repository | None:
@@ -169,7 +167,7 @@ def modify(user: User, repository: Repository, body: ModifySerializer) -> Task:
         version = changed_version(repository, data.get("add_content_units", []), remove, data.get("base_version"))
         return {"version": None if version is None else version.number, "created_version": version}
 
-    return finished_task(MODIFY, user, repository, change)
+    return finished_task(MODIFY, user, change, _EXPECTED, repository)
 
 
 def repair(user: User, version: RepositoryVersion, body: RepairSerializer) -> Task:
@@ -179,31 +177,4 @@ def repair(user: User, version: RepositoryVersion, body: RepairSerializer) -> Ta
     def check() -> dict[str, Any]:
         return {"report": repair_version(version, artifact_store(), verify).as_dict()}
 
-    return finished_task(REPAIR, user, version.repository, check)
-
-
-def finished_task(name: str, user: User, repository: Repository, work: Callable[[], dict[str, Any]]) -> Task:
-    """Run `work` as a task named `name` on `repository`, here and now: completed with the fields `work`
-    returns (`report`, `created_version`; other keys go in the report), or failed saying why."""
-    task = Task.objects.create(
-        name=name, state=TaskState.RUNNING, started=timezone.now(), worker=this_process(), dispatched_by=user,
-        repository=repository,
-    )
-    try:
-        fields = work()
-    except (VersionError, OSError) as error:
-        _end(task, TaskState.FAILED, error=one_line(error))
-    except Exception as error:
-        _end(task, TaskState.FAILED, error=f"{type(error).__name__}: {one_line(error)}")
-        raise
-    else:
-        created = fields.pop("created_version", None)
-        report = fields.pop("report", fields)
-        _end(task, TaskState.COMPLETED, report=report, created_version=created)
-    return task
-
-
-def _end(task: Task, state: TaskState, **fields: Any) -> None:
-    for name, value in {"state": state, "finished": timezone.now(), **fields}.items():
-        setattr(task, name, value)
-    task.save()
+    return finished_task(REPAIR, user, check, _EXPECTED, version.repository)

@@ -20,13 +20,11 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import ProtectedError, QuerySet
-from django.utils import timezone
 
+from pulp_sync.api.pulp.finished import finished_task
 from pulp_sync.api.pulp.serializers import ORPHAN_CLEANUP
 from pulp_sync.bulk import batches
-from pulp_sync.messages import one_line
 from pulp_sync.models import Artifact, FileContent, Task, TaskState
-from pulp_sync.processes import this_process
 from pulp_sync.store import ArtifactStore, artifact_store
 
 __all__ = ["clean_up_orphans", "SyncsUnfinished"]
@@ -46,19 +44,10 @@ def clean_up_orphans(user: User, content: list[int] | None = None) -> Task:
 
     `content`: only these content units (ids) and their artifacts, of those that are orphans.
     """
-    task = Task.objects.create(
-        name=ORPHAN_CLEANUP, state=TaskState.RUNNING, started=timezone.now(), worker=this_process(), dispatched_by=user
+    return finished_task(
+        ORPHAN_CLEANUP, user, lambda: {"report": _delete_orphans(artifact_store(), content)},
+        (SyncsUnfinished, ProtectedError, OSError),  # ProtectedError: a sync took one meanwhile
     )
-    try:
-        counts = _delete_orphans(artifact_store(), content)
-    except (SyncsUnfinished, ProtectedError, OSError) as error:  # ProtectedError: a sync took one meanwhile
-        _finish(task, TaskState.FAILED, error=one_line(error))
-    except Exception as error:
-        _finish(task, TaskState.FAILED, error=f"{type(error).__name__}: {one_line(error)}")
-        raise
-    else:
-        _finish(task, TaskState.COMPLETED, report=counts)
-    return task
 
 
 def _delete_orphans(store: ArtifactStore, only: list[int] | None) -> dict[str, int]:
@@ -88,10 +77,3 @@ def _delete(orphans: QuerySet[Any]) -> int:
     for batch in batches(list(orphans.values_list("pk", flat=True)), _BATCH):
         removed += orphans.filter(pk__in=batch).delete()[0]
     return removed
-
-
-def _finish(task: Task, state: TaskState, **fields: Any) -> None:
-    """End the cleanup's task in `state`, with `fields` (its error, or its counts as the report)."""
-    for name, value in {"state": state, "finished": timezone.now(), **fields}.items():
-        setattr(task, name, value)
-    task.save()
