@@ -8,7 +8,6 @@ content units, never a difference to the one before, so deleting one leaves the 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from pulp_sync.bulk import batches, insert_rows
 from pulp_sync.database import retried
 from pulp_sync.models import Artifact, FileContent, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.store import ArtifactStore
+from pulp_sync.verify import intact, mark_lost
 
 __all__ = [
     "VersionError",
@@ -138,21 +138,10 @@ def repair_version(version: RepositoryVersion, store: ArtifactStore, verify_chec
     artifacts: QuerySet[Artifact] = Artifact.objects.filter(contents__versions=version).distinct().order_by("pk")
     for artifact in artifacts.iterator(chunk_size=defaults.LOOKUP_BATCH):
         found.checked += 1
-        _check(artifact, store, verify_checksums, found)
-    for batch in batches(found.missing + found.corrupt, defaults.LOOKUP_BATCH):
-        Artifact.objects.filter(sha256__in=batch).update(missing=True)
+        path = store.path_for(artifact.sha256)
+        if not store.holds(path):  # absent, or reached through a link: never read or deleted
+            found.missing.append(artifact.sha256)
+        elif not intact(path, artifact.sha256, artifact.size, read=verify_checksums):
+            found.corrupt.append(artifact.sha256)
+    mark_lost(store, found.missing, found.corrupt)
     return found
-
-
-def _check(artifact: Artifact, store: ArtifactStore, verify_checksums: bool, found: Repair) -> None:
-    path = store.path_for(artifact.sha256)
-    if not store.holds(path):  # absent, or reached through a link: never read or deleted
-        found.missing.append(artifact.sha256)
-    elif path.stat().st_size != artifact.size or verify_checksums and _digest(path) != artifact.sha256:
-        path.unlink(missing_ok=True)
-        found.corrupt.append(artifact.sha256)
-
-
-def _digest(path: Any) -> str:
-    with path.open("rb") as body:
-        return hashlib.file_digest(body, "sha256").hexdigest()

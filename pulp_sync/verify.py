@@ -27,7 +27,7 @@ from pulp_sync.models import Artifact, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink
 from pulp_sync.store import ArtifactStore
 
-__all__ = ["Verification", "verify_store"]
+__all__ = ["Verification", "verify_store", "intact", "mark_lost"]
 
 _BATCH = 500
 """Digests per database query (below every engine's limit on query parameters)."""
@@ -136,26 +136,36 @@ def _check_artifact(store: ArtifactStore, found: Verification, sha256: str, size
     if not store.holds(path):  # absent, or reached through a link: not in the store, never read or deleted
         if not missing:
             found.missing.append(sha256)
-    elif not _intact(path, sha256, size):
+    elif not intact(path, sha256, size):
         found.corrupt.append(sha256)
 
 
-def _intact(path: Path, sha256: str, size: int) -> bool:
-    """Whether the file has the size and, read in full, the sha256 it should."""
+def intact(path: Path, sha256: str, size: int, read: bool = True) -> bool:
+    """Whether the file has the size and, read in full (unless not `read`), the sha256 it should."""
     if path.stat().st_size != size:
         return False
+    if not read:
+        return True
     with path.open("rb") as body:
         return hashlib.file_digest(body, "sha256").hexdigest() == sha256
+
+
+def mark_lost(store: ArtifactStore, missing: list[str], corrupt: list[str]) -> int:
+    """Delete the damaged files (`corrupt` sha256s) and mark them and the lost ones (`missing`) missing, so
+    that the next sync listing them fetches them; how many rows that changed."""
+    for sha256 in corrupt:
+        store.path_for(sha256).unlink(missing_ok=True)
+    marked = 0
+    for batch in batches(missing + corrupt, _BATCH):
+        marked += Artifact.objects.filter(sha256__in=batch, missing=False).update(missing=True)
+    return marked
 
 
 def _repair(store: ArtifactStore, found: Verification) -> None:
     """Remove orphans, delete damaged files, and mark every lost or damaged artifact missing."""
     for orphan in found.orphans:
         Path(orphan).unlink(missing_ok=True)
-    for sha256 in found.corrupt:
-        store.path_for(sha256).unlink(missing_ok=True)
-    for batch in batches(found.missing + found.corrupt, _BATCH):
-        found.marked_missing += Artifact.objects.filter(sha256__in=batch, missing=False).update(missing=True)
+    found.marked_missing += mark_lost(store, found.missing, found.corrupt)
 
 
 def _check_versions(found: Verification) -> None:
