@@ -19,6 +19,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from pulp_sync.api.pulp.labels import NO_LABELS
+
 __all__ = ["NotServed", "NOT_SERVED", "urlpatterns", "declare"]
 
 _API = "/pulp/api/v3/"
@@ -33,7 +35,6 @@ _HREFS = {
 """The href parameters of the paths below, and the paths they stand for (under /pulp/api/v3/)."""
 _HREF_PATH = re.compile(r"\{(\w+)\}(.*)")
 _ACS = "alternate content sources (ACS) are not supported by pulp-sync: a remote's URL is where a sync downloads"
-_LABELS = "labels are not supported by pulp-sync"
 _UPLOADS = (
     "chunked uploads are not supported by pulp-sync: upload the file in one request (leave out --chunk-size), "
     "of at most 2.5 MiB"
@@ -118,7 +119,7 @@ NOT_SERVED: list[NotServed] = [
         {"refresh": "post", **_ROLE_ACTIONS},
     ),
     *(
-        NotServed(f"{prefix}_{action}", "post", "{" + href + "}" + action + "/", _LABELS)
+        NotServed(f"{prefix}_{action}", "post", "{" + href + "}" + action + "/", NO_LABELS)
         for prefix, href in (
             ("remotes_file_file", "file_file_remote_href"),
             ("repositories_file_file", "file_file_repository_href"),
