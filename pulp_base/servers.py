@@ -8,11 +8,14 @@ are all started, awaited and stopped here, with one set of rules:
 - readiness is a check the caller gives (a line printed, an HTTP answer, a worker registered), polled
   until it holds, the server exits, or the caller's bound passes; each failure is one sentence, raised
   as the caller's own error type;
-- stopping is SIGTERM to every group, then SIGKILL to those left after a patience.
+- stopping is SIGTERM to every group, then SIGKILL to those left after a patience;
+- a server that must not outlive the process that started it, even a SIGKILLed one (`pulp-sync api`'s
+  nginx and gunicorn), is sent SIGTERM by the kernel when its parent dies (Linux's PR_SET_PDEATHSIG).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
@@ -20,6 +23,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
+from functools import partial
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -37,11 +41,15 @@ class ServerFailed(RuntimeError):
     The failure of `wait_until` for callers without an error type of their own (the fixture servers)."""
 
 
-def start(command: Sequence[str], log: IO[bytes], *, env: Mapping[str, str] | None = None,
-          cwd: Path | None = None) -> subprocess.Popen[bytes]:
-    """`command` as the leader of a new session, reading nothing, its output (both streams) in `log`."""
+def start(command: Sequence[str], log: IO[bytes] | int, *, env: Mapping[str, str] | None = None,
+          cwd: Path | None = None, dies_with_parent: bool = False) -> subprocess.Popen[bytes]:
+    """`command` as the leader of a new session, reading nothing, its output (both streams) in `log` (a file,
+    or a descriptor such as this process's stderr). With `dies_with_parent`, it gets SIGTERM when this
+    process ends, however it ends."""
+    parent = os.getpid()
     return subprocess.Popen(list(command), env=None if env is None else dict(env), cwd=cwd,
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=partial(_die_with, parent) if dies_with_parent else None)
 
 
 def wait_until(ready: Callable[[], T | None], processes: Mapping[str, subprocess.Popen[bytes]], *,
@@ -107,6 +115,18 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         return int(probe.getsockname()[1])
+
+
+_PR_SET_PDEATHSIG = 1
+"""prctl(2)'s option: the signal a process gets when the thread that forked it ends."""
+
+
+def _die_with(parent: int) -> None:
+    """In the child, before exec: ask for SIGTERM when the parent dies, and end at once if it already has
+    (it may have died between the fork and this call). The setting survives the exec."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _signal_group(group: int, signum: int) -> None:
