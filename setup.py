@@ -18,6 +18,7 @@ setup(
     include_package_data=True,
     package_data={
         "fixtures": ["*.conf.template"],
+        "pulp_sync.api": ["*.conf.template"],
         "harness.report.templates": ["*.html"],
         "harness.variants": ["hosts.sh"],
         "downloaders": ["py.typed"],
@@ -36,7 +37,7 @@ setup(
         "Jinja2>=3.0",  # report.html (harness.report.html); 2.x's PackageLoader needs pkg_resources
         "djangorestframework>=3.15",
         "drf-spectacular>=0.27",
-        "gunicorn>=27.0,<28",  # pulp_sync.api.front subclasses its gthread worker (enqueue_req, murder_pending)
+        "gunicorn>=27.0",  # the API behind nginx; 27 is the first with a control socket, which it turns off
         "rq>=3.0",
         "redis>=5.0",
         "packaging>=22.0",  # reading plugins' requirements for results.json (harness.results.provenance)
@@ -67,7 +68,7 @@ setup(
             # Django's and DRF's types and mypy's django plugin (pulp_sync/), at the versions checked with
             "django-stubs>=6.1.2",
             "djangorestframework-stubs>=3.18.1",
-            "types-gunicorn>=26.2.0.20261008",  # gunicorn's types (pulp_sync.api.front, pulp_sync.api.server)
+            "types-gunicorn>=26.2.0.20261008",  # gunicorn's types (pulp_sync.api.server)
         ],
     },
     entry_points={

@@ -6,47 +6,85 @@ API_BIND: str = "127.0.0.1:24817"
 """Where `pulp-sync api` listens: Pulp's own port, so pulp-cli's default configuration finds it."""
 
 API_WORKERS: int = 2
-"""gunicorn worker processes of `pulp-sync api`."""
+"""gunicorn worker processes of `pulp-sync api`, and as many nginx worker processes before them."""
 
 API_THREADS: int = 32
-"""Request threads per API worker. A thread gets a connection only once its whole request has arrived
-(pulp_sync.api.front), so threads wait on the database and Redis, never on a slow client."""
+"""Request threads per gunicorn worker. nginx reads each request whole before gunicorn sees it and takes
+each answer whole, so a thread waits on the database and Redis, never on a client."""
 
 API_TIMEOUT: int = 30
 """Seconds a request may run before gunicorn restarts its worker: the API never runs a sync itself, so
-a request that takes this long is stuck."""
+a request that takes this long is stuck. nginx waits API_TIMEOUT + API_STOP_SECONDS for an answer."""
+
+API_STOP_SECONDS: int = 5
+"""How long gunicorn's workers get to finish their requests when the API stops (gunicorn's graceful_timeout),
+and nginx and gunicorn each get between SIGTERM and SIGKILL. No request waits on a client, so a few seconds."""
+
+API_START_SECONDS: float = 60.0
+"""Bound on gunicorn answering on its socket after `pulp-sync api` starts it: an interpreter and Django load
+in each worker, slowly on a busy machine."""
+
+API_POLL_SECONDS: float = 0.2
+"""How often `pulp-sync api` looks whether nginx and gunicorn are still running."""
 
 API_KEEPALIVE: int = 5
-"""Seconds an idle kept-alive connection waits for its next request before it is closed."""
+"""Seconds an idle kept-alive connection waits for its next request before nginx closes it."""
 
 API_HEADER_TIMEOUT: float = 10
-"""Seconds a client has to send a request's head, the request line and headers (PULP_SYNC_API_HEADER_TIMEOUT):
-counted from the connection's accept, or on a kept-alive connection from the first byte of the request, and
-not extended by bytes that trickle in (nginx's client_header_timeout is 60 s between two reads, which a
-client sending a byte a second never reaches). A head is under a kilobyte; a client too slow for this gets
-408 Request Timeout."""
+"""Seconds a client has to send a request's head, the request line and headers (PULP_SYNC_API_HEADER_TIMEOUT;
+nginx's client_header_timeout). nginx counts them from the connection's accept (on a kept-alive connection,
+from the end of the previous request) and does not restart them as bytes trickle in, so a client sending a
+byte a second is closed at this deadline too. A head is under a kilobyte."""
 
 API_BODY_TIMEOUT: float = 30
-"""Seconds a client has to send a request's body once its head is in (PULP_SYNC_API_BODY_TIMEOUT), in all:
-the largest body the API takes (Django's DATA_UPLOAD_MAX_MEMORY_SIZE, 2.5 MiB) needs 85 KB/s, the JSON of
-a remote a few kilobytes; as long as API_TIMEOUT, the time the request may then run."""
+"""Seconds a client may pause between two reads of a request's body (PULP_SYNC_API_BODY_TIMEOUT; nginx's
+client_body_timeout, which restarts at each read). A body that trickles in longer is bounded by
+API_CLIENT_REQUESTS: it holds one of its address's requests in progress."""
 
-API_CONNECTIONS: int = 1000
-"""Connections one API worker holds at most (gunicorn's worker_connections, its default): reading requests,
-waiting in threads, kept alive. A stalled client holds one for at most API_HEADER_TIMEOUT + API_BODY_TIMEOUT
-and no thread; past the bound, new connections wait in the listen backlog until one is let go."""
+API_SEND_TIMEOUT: float = 30
+"""Seconds a client may take to accept the next part of an answer (PULP_SYNC_API_SEND_TIMEOUT; nginx's
+send_timeout, between two writes): a client that reads nothing is closed after it, one that reads slowly
+holds one of its address's requests in progress, never a thread."""
 
-API_HEAD_BYTES: int = 64 * 1024
-"""The largest request head the API reads (431 beyond): nginx reads 32 KiB by default, pulp-cli sends
-under 1 KiB."""
+API_CLIENT_REQUESTS: int = 32
+"""Requests in progress one client address may have at once (PULP_SYNC_API_CLIENT_REQUESTS; nginx's
+limit_conn), from the end of its head to the end of its answer; more get 429. Half of the default API's
+threads: one address cannot keep every thread busy, and pulp-cli or the harness never ask this many at once."""
 
-API_BUFFERED_BYTES: int = 256 * 1024 * 1024
-"""Bytes of unfinished requests one API worker holds at most; a read past it is answered 503, so clients
-that send large bodies slowly cost a bounded memory, not API_CONNECTIONS times the largest body."""
+API_CONNECTIONS: int = 8192
+"""Connections one nginx worker holds at most (worker_connections): a request that reaches gunicorn uses two
+(the client's and gunicorn's). Idle connections and part-sent heads are counted by no address bound (nginx
+knows a request only once its head is in): each costs about a kilobyte and a slot until API_HEADER_TIMEOUT,
+so one address filling API_WORKERS × API_CONNECTIONS slots must open ~1,600 connections a second, every
+second; past that, a firewall's connection limit (iptables connlimit) is the tool."""
+
+API_OPEN_FILES: int = 2 * API_CONNECTIONS + 1024
+"""Open files each nginx worker may have (worker_rlimit_nofile): a socket per connection, and a temporary
+file per buffered body or answer, with room for its logs."""
+
+API_HEAD_BUFFERS: tuple[int, int] = (4, 16 * 1024)
+"""Buffers for a large request head (nginx's large_client_header_buffers): a request line or header line
+over 16 KiB is refused with 414 or 400, a head over 64 KiB in all with 400; pulp-cli sends under 1 KiB."""
+
+API_BODY_BUFFER: int = 16 * 1024
+"""Bytes of a request body nginx keeps in memory (client_body_buffer_size); a larger body goes to a
+temporary file in the API's private folder, so bodies in progress cost disk, not memory."""
+
+API_ANSWER_BUFFERS: tuple[int, int] = (8, 16 * 1024)
+"""Memory buffers for an answer from gunicorn (proxy_buffers); a larger answer goes to a temporary file, so
+gunicorn hands it over at once whoever reads it, and how slowly."""
 
 API_LINGER: float = 2
-"""Seconds a connection the API closes stays open for reading after the last answer (as gunicorn's
-close_graceful), so that bytes the client still sends do not reset the connection and lose the answer."""
+"""Seconds nginx keeps reading (and dropping) what a client still sends after the answer that closes its
+connection (lingering_time), so that the client gets the answer rather than a reset."""
+
+API_CONTENT_LOCATION: str = "/_pulp_sync_artifacts/"
+"""The nginx location, internal (a direct request to it is a 404), that sends the content app's files from the
+artifact store once Django has decided the request may have them (X-Accel-Redirect)."""
+
+API_SOCKET_PATH_BYTES: int = 100
+"""The longest path the API's private unix socket may have: the kernel's limit is 108 bytes (sun_path), and
+a temporary folder from a deep TMPDIR would pass it; the API then uses /tmp."""
 
 DATABASE_TRIES: int = 4
 """Times a transaction is run before a lost deadlock (or lock wait) is an error: the first and three retries.

@@ -15,9 +15,15 @@ CLI). Everything is read from the environment once, when Django starts:
   same repository to finish; one repository builds one version at a time (pulp_sync/locks.py).
 - `PULP_SYNC_WORKER_TTL` (default 30): seconds a worker's heartbeat in Redis lasts; renewed every third
   of that, and the other workers fail the tasks of a worker, on any host, whose heartbeat lapsed.
-- `PULP_SYNC_API_HEADER_TIMEOUT` (default 10) and `PULP_SYNC_API_BODY_TIMEOUT` (default 30): seconds a client
-  of `pulp-sync api` has to send a request's head, then its body, in all; a client still sending gets 408
-  and is disconnected (pulp_sync/api/front.py).
+- `PULP_SYNC_API_HEADER_TIMEOUT` (default 10), `PULP_SYNC_API_BODY_TIMEOUT` (default 30) and
+  `PULP_SYNC_API_SEND_TIMEOUT` (default 30): seconds a client of `pulp-sync api` has to send a request's
+  head, to pause between two parts of its body, and to take the next part of an answer;
+  `PULP_SYNC_API_CLIENT_REQUESTS` (default 32): the requests one client address may have in progress. nginx,
+  before the API's gunicorn, applies them (pulp_sync/api/proxy.py, docs/api.md).
+- `PULP_SYNC_CONTENT_ACCEL_REDIRECT` (default empty: gunicorn sends the files itself): the internal location
+  of a proxy before the API (`/prefix/`, e.g. nginx's `internal` one) that sends the content app's files
+  from the artifact store; the content app then answers with `X-Accel-Redirect` to it once it has decided
+  the request may have the file. `pulp-sync api` sets it for its own nginx, `--accel-redirect` for yours.
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the Redis of the RQ task queue.
 - `PULP_SYNC_QUEUE` (default `pulp-sync-` and a digest of the database's identity, tasks.queue_name): the
   RQ queue that syncs are queued on and workers take from; two installations on one Redis get two.
@@ -59,6 +65,9 @@ __all__ = [
     "PULP_SYNC_WORKER_TTL",
     "PULP_SYNC_API_HEADER_TIMEOUT",
     "PULP_SYNC_API_BODY_TIMEOUT",
+    "PULP_SYNC_API_SEND_TIMEOUT",
+    "PULP_SYNC_API_CLIENT_REQUESTS",
+    "PULP_SYNC_CONTENT_ACCEL_REDIRECT",
     "DATABASES",
     "INSTALLED_APPS",
     "SECRET_KEY",
@@ -86,11 +95,11 @@ def _home() -> Path:
     return home
 
 
-def _positive_bytes(name: str, default: int) -> int:
-    """A whole, positive number of bytes from the environment variable `name`."""
+def _positive_whole(name: str, default: int, unit: str = "bytes") -> int:
+    """A whole, positive number (of `unit`) from the environment variable `name`."""
     text = os.environ.get(name) or str(default)
     if not text.isdigit() or int(text) < 1:
-        raise ConfigurationError(f"{name}={text!r}: give a whole, positive number of bytes, e.g. {default}")
+        raise ConfigurationError(f"{name}={text!r}: give a whole, positive number of {unit}, e.g. {default}")
     return int(text)
 
 
@@ -158,6 +167,14 @@ def _make_secret_key(path: Path) -> None:
         partial.unlink()
 
 
+def _location(name: str) -> str:
+    """A URL path of a proxy's location from the environment variable `name`: `/prefix/`, or empty for none."""
+    text = os.environ.get(name, "")
+    if text and not (text.startswith("/") and text.endswith("/") and text.isprintable() and " " not in text):
+        raise ConfigurationError(f"{name}={text!r}: give a path that starts and ends with /, e.g. /protected/")
+    return text
+
+
 def _redis_url() -> str:
     url = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
     if urlsplit(url).scheme not in _REDIS_SCHEMES:
@@ -168,7 +185,7 @@ def _redis_url() -> str:
 PULP_SYNC_HOME = _home()
 PULP_SYNC_ARTIFACTS = PULP_SYNC_HOME / "artifacts"
 PULP_SYNC_FSYNC = os.environ.get("PULP_SYNC_FSYNC", "") == "1"
-PULP_SYNC_MAX_MANIFEST_BYTES = _positive_bytes("PULP_SYNC_MAX_MANIFEST_BYTES", 64 * 1024 * 1024)
+PULP_SYNC_MAX_MANIFEST_BYTES = _positive_whole("PULP_SYNC_MAX_MANIFEST_BYTES", 64 * 1024 * 1024)
 PULP_SYNC_ADDRESS_POLICY = _address_policy()
 """Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
 PULP_SYNC_REPOSITORY_WAIT = _seconds("PULP_SYNC_REPOSITORY_WAIT", defaults.REPOSITORY_WAIT)
@@ -176,9 +193,16 @@ PULP_SYNC_REPOSITORY_WAIT = _seconds("PULP_SYNC_REPOSITORY_WAIT", defaults.REPOS
 PULP_SYNC_WORKER_TTL = _seconds("PULP_SYNC_WORKER_TTL", defaults.WORKER_TTL, positive=True)
 """How long a worker's heartbeat lasts; the other workers fail the tasks of a worker whose heartbeat lapsed."""
 PULP_SYNC_API_HEADER_TIMEOUT = _seconds("PULP_SYNC_API_HEADER_TIMEOUT", defaults.API_HEADER_TIMEOUT, positive=True)
-"""How long an API client has to send a request's head; `pulp-sync api` answers 408 and disconnects it after."""
+"""How long an API client has to send a request's head; nginx disconnects it after."""
 PULP_SYNC_API_BODY_TIMEOUT = _seconds("PULP_SYNC_API_BODY_TIMEOUT", defaults.API_BODY_TIMEOUT, positive=True)
-"""How long an API client has to send a request's body once its head is in."""
+"""How long an API client may pause between two parts of a request's body."""
+PULP_SYNC_API_SEND_TIMEOUT = _seconds("PULP_SYNC_API_SEND_TIMEOUT", defaults.API_SEND_TIMEOUT, positive=True)
+"""How long an API client may take to accept the next part of an answer."""
+PULP_SYNC_API_CLIENT_REQUESTS = _positive_whole("PULP_SYNC_API_CLIENT_REQUESTS", defaults.API_CLIENT_REQUESTS,
+                                                "requests")
+"""Requests one client address may have in progress at once."""
+PULP_SYNC_CONTENT_ACCEL_REDIRECT = _location("PULP_SYNC_CONTENT_ACCEL_REDIRECT")
+"""The proxy's internal location that sends the content app's files; empty: gunicorn sends them."""
 REDIS_URL = _redis_url()
 PULP_SYNC_QUEUE = os.environ.get("PULP_SYNC_QUEUE", "")
 

@@ -1,4 +1,4 @@
-"""The REST API, served by gunicorn, in two dialects, each in its own package:
+"""The REST API, served by gunicorn behind nginx, in two dialects, each in its own package:
 
     pulp/           Pulp 3's file-plugin dialect under /pulp/api/v3/, what pulp-cli talks to
     deprecated/     the deprecated pulp-sync API under /api/v3/ (docs/api.md), kept for its clients
@@ -13,8 +13,9 @@ and what both share, here:
     pem.py          certificates and keys as PEM text
     serializers.py  RemoteSerializer (Pulp's FileRemoteSerializer extends it), UniqueName, shown headers
     urls.py         the root URLconf: both dialects' endpoints, and JSON for the errors Django answers
-    server.py       `pulp-sync api`: gunicorn with our settings
-    front.py        gunicorn's worker, reading whole requests before a thread takes them
+    server.py       `pulp-sync api`: nginx before gunicorn, started, supervised and stopped as one
+    proxy.py        nginx's configuration, from the service's settings: every bound that faces a client
+    nginx.conf.template  its text
 
 Every endpoint but the OpenAPI documents needs a user (basic or token auth, `pulp-sync createuser`), who
 sees and changes only what pulp_sync/api/access.py lets them (in both APIs). Hrefs are paths, as Pulp

@@ -1,17 +1,21 @@
-"""The REST API from the command line: `api` serves it (pulp_sync/api/server.py), `createuser` makes the
-users who call it (pulp_sync/api/auth.py)."""
+"""The REST API from the command line: `api` serves it (nginx before gunicorn, pulp_sync/api/server.py),
+`createuser` makes the users who call it (pulp_sync/api/auth.py)."""
 
 from __future__ import annotations
 
+import os
 import socket
+from pathlib import Path
 from typing import Any
 
 import click
 
+from pulp_base.nginx import NginxNotFound
 from pulp_sync import defaults
 from pulp_sync.cli.shared import open_database
+from pulp_sync.errors import ApiFailed
 
-__all__ = ["HostPort", "api", "createuser"]
+__all__ = ["HostPort", "ProxySide", "api", "createuser"]
 
 
 class HostPort(click.ParamType):
@@ -31,23 +35,56 @@ class HostPort(click.ParamType):
         return str(value)
 
 
+class ProxySide(HostPort):
+    """--behind-proxy: a unix socket's path (anything with a `/`), or host:port as --bind takes it."""
+
+    name = "socket|host:port"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if "/" in text:
+            path = Path(text).absolute()
+            if len(str(path)) > defaults.API_SOCKET_PATH_BYTES:
+                self.fail(f"{text!r}: a unix socket's path may have {defaults.API_SOCKET_PATH_BYTES} bytes", param, ctx)
+            return f"unix:{path}"
+        return super().convert(value, param, ctx)
+
+
 @click.command()
 @click.option("--bind", type=HostPort(), default=defaults.API_BIND, show_default=True,
-              help="host:port to listen on (Pulp's port by default); port 0 picks one.")
+              help="host:port nginx listens on (Pulp's port by default); port 0 picks one.")
 @click.option("--workers", type=click.IntRange(min=1), default=defaults.API_WORKERS, show_default=True,
-              help="gunicorn worker processes.")
+              help="gunicorn worker processes (and as many of nginx's).")
 @click.option("--threads", type=click.IntRange(min=1), default=defaults.API_THREADS, show_default=True,
-              help="Request threads per worker.")
-def api(bind: str, workers: int, threads: int) -> None:
-    """Serve the REST API with gunicorn: Pulp 3's under /pulp/api/v3/ (pulp-cli works with it), the deprecated
-    pulp-sync one under /api/v3/. The syncs it starts run on `pulp-sync worker`."""
+              help="Request threads per gunicorn worker.")
+@click.option("--behind-proxy", "proxy_side", type=ProxySide(), metavar="SOCKET|HOST:PORT",
+              help="Serve gunicorn alone there, for a proxy of your own (which must bound what clients may "
+              "hold, docs/api.md), instead of nginx on --bind.")
+@click.option("--accel-redirect", metavar="PREFIX",
+              help="With --behind-proxy: the proxy's internal location (/prefix/) that sends the content app's "
+              "files from the artifact store, by X-Accel-Redirect [default: gunicorn sends them].")
+def api(bind: str, workers: int, threads: int, proxy_side: str | None, accel_redirect: str | None) -> None:
+    """Serve the REST API: nginx on --bind before gunicorn, as one (Pulp 3's API under /pulp/api/v3/, which
+    pulp-cli works with, the deprecated pulp-sync one under /api/v3/, and the content app under
+    /pulp/content/). The syncs it starts run on `pulp-sync worker`."""
+    if accel_redirect is not None:
+        if proxy_side is None:
+            raise click.BadParameter("only with --behind-proxy (pulp-sync api's own nginx has its own)",
+                                     param_hint="--accel-redirect")
+        os.environ["PULP_SYNC_CONTENT_ACCEL_REDIRECT"] = accel_redirect  # checked with the settings, one line
     open_database()
     from django.db import connections
 
-    from pulp_sync.api.server import serve
+    from pulp_sync.api.server import serve, serve_behind_proxy
 
     connections.close_all()  # gunicorn forks its workers: each must open its own connection
-    serve(bind, workers, threads)
+    if proxy_side is not None:
+        serve_behind_proxy(proxy_side, workers, threads)
+        return
+    try:
+        serve(bind, workers, threads)
+    except (ApiFailed, NginxNotFound) as error:
+        raise click.ClickException(str(error)) from error
 
 
 @click.command()

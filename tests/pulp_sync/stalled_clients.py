@@ -4,18 +4,41 @@ the benchmark imports them before it has a stack."""
 
 from __future__ import annotations
 
+import http.client
 import selectors
 import socket
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["NEVER_CLOSES", "ORDINARY", "STALLS", "Kind", "Stall", "Stalled", "authorized"]
+__all__ = ["NEVER_CLOSES", "ORDINARY", "STALLS", "Kind", "Stall", "Stalled", "authorized", "hostile", "idle",
+           "non_readers", "buffer_takers", "OTHER_ADDRESS", "from_elsewhere"]
 
 ORDINARY = "/pulp/api/v3/repositories/file/file/"
 """What ordinary clients ask: the stack's own database, not the Redis that other tests share."""
 _GET = f"GET {ORDINARY} HTTP/1.1\r\n"
 _AUTHORIZED = "Host: 127.0.0.1\r\nAuthorization: Token {token}\r\n"
+
+
+OTHER_ADDRESS = "127.0.0.2"
+"""Where ordinary clients come from, while every hostile one comes from 127.0.0.1: a bound per client
+address must leave them their share."""
+
+
+def from_elsewhere(base: str, token: str, timeout: float) -> tuple[int | str, float]:
+    """An ordinary request from OTHER_ADDRESS: its status (or the error that stood for one) and its seconds."""
+    parts = urlsplit(base)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout,
+                                            source_address=(OTHER_ADDRESS, 0))
+    started = time.monotonic()
+    try:
+        connection.request("GET", ORDINARY, headers={"Authorization": f"Token {token}"})
+        status: int | str = connection.getresponse().status
+    except OSError as error:
+        status = repr(error)
+    finally:
+        connection.close()
+    return status, time.monotonic() - started
 
 
 def authorized(token: str) -> str:
@@ -33,7 +56,11 @@ class Kind:
     drip: bytes
     count: int
     ends_by: str
-    """"head", "body": that deadline, with a 408; "answer": the server answers, then closes its side."""
+    """"head", "body": that deadline; "answer": the server answers, then closes its side; "never": it need
+    not end them (a client that never reads may be kept until its send deadline)."""
+    reads: bool = True
+    """Whether the client reads what the server sends; one that does not leaves the answers in the server's
+    hands (and socket buffers)."""
 
 
 STALLS = (
@@ -56,6 +83,32 @@ NEVER_CLOSES = Kind(
 """Clients whose requests are whole, but which leave the closing to the server."""
 
 
+def idle(count: int) -> Kind:
+    """Connections that send nothing at all: each takes a connection slot until the header deadline."""
+    return Kind("idle", "", b"", count, "head")
+
+
+def non_readers(path: str, count: int = 80, pipelined: int = 10) -> Kind:
+    """Clients that ask for the file at `path` (a large one) `pipelined` times over one connection and read
+    none of it: a server thread that writes the answer itself waits on them for as long as they like."""
+    return Kind("never reads its answers", f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * pipelined, b"",
+                count, "never", reads=False)
+
+
+def buffer_takers(length: int = 2_600_000, count: int = 100, short: int = 1000) -> Kind:
+    """Clients that announce a body of `length` bytes (just under the largest the API takes), send all but
+    `short` of it, and stall: a server that keeps bodies in memory holds `count` of them."""
+    head = (f"POST {ORDINARY} HTTP/1.1\r\n{_AUTHORIZED}Content-Type: application/json\r\n"
+            f"Content-Length: {length}\r\n\r\n")
+    return Kind("a body just short of its length", head + '{"name": "' + "x" * (length - short), b"", count, "body")
+
+
+def hostile(distributed_file: str, idle_connections: int) -> tuple[Kind, ...]:
+    """The whole hostile crowd of docs/reliability.md, "What a client may hold": the 150 stalled senders,
+    the 30 that never close, 80 non-readers, 100 buffer takers and `idle_connections` idle ones."""
+    return (*STALLS, NEVER_CLOSES, non_readers(distributed_file), buffer_takers(), idle(idle_connections))
+
+
 @dataclass(eq=False)
 class Stalled:
     """One stalled client: its socket (non-blocking once its first bytes are sent), what the server sent
@@ -73,7 +126,10 @@ class Stalled:
         parts = urlsplit(base)
         sock = socket.create_connection((parts.hostname, parts.port), timeout=5)
         opened = time.monotonic()
-        sock.sendall(kind.first.replace("{token}", token).encode())
+        try:
+            sock.sendall(kind.first.replace("{token}", token).encode())
+        except OSError:
+            pass  # refused early (a body over a bound) or not read on: what it sent is what it holds
         sock.setblocking(False)
         return cls(kind, sock, opened)
 
@@ -105,6 +161,7 @@ class Stall:
         self._base, self._token, self._reopen = base, token, reopen
         self._selector = selectors.DefaultSelector()
         self._next_drip = time.monotonic() + 1
+        self._unread: list[Stalled] = []
         self.clients: list[Stalled] = []
         """Every client opened, ended or not."""
         for kind in kinds:
@@ -114,7 +171,10 @@ class Stall:
     def _open(self, kind: Kind) -> None:
         client = Stalled.open(self._base, self._token, kind)
         self.clients.append(client)
-        self._selector.register(client.sock, selectors.EVENT_READ, client)
+        if kind.reads:
+            self._selector.register(client.sock, selectors.EVENT_READ, client)
+        else:
+            self._unread.append(client)
 
     def pump(self, seconds: float) -> None:
         """Drip every second and read what the server sends, for `seconds` or until it ended them all."""
@@ -139,4 +199,6 @@ class Stall:
     def close(self) -> None:
         for key in list(self._selector.get_map().values()):
             key.data.sock.close()
+        for client in self._unread:
+            client.sock.close()
         self._selector.close()

@@ -141,8 +141,8 @@ def api_url(process: subprocess.Popen[bytes], log: Path) -> str:
 
 
 @contextmanager
-def running_api(engine: str, folder: Path) -> Iterator[Api]:
-    """gunicorn (two workers) and an RQ worker on a throwaway `engine` database and a queue of their own."""
+def running_api(engine: str, folder: Path, workers: int = 2) -> Iterator[Api]:
+    """`pulp-sync api` (two workers) and an RQ worker on a throwaway `engine` database and a queue of their own."""
     queue = f"pulp-sync-test-{uuid.uuid4().hex[:12]}"
     with throwaway_database(engine, folder) as database_url:
         env = {
@@ -153,7 +153,7 @@ def running_api(engine: str, folder: Path) -> Iterator[Api]:
             "PULP_SYNC_QUEUE": queue,
         }
         token = pulp_sync(env, "createuser", "tester", "--admin", "--password", PASSWORD, "--token").strip()
-        api_command = [str(PULP_SYNC), "api", "--bind", "127.0.0.1:0", "--workers", "2"]
+        api_command = [str(PULP_SYNC), "api", "--bind", "127.0.0.1:0", "--workers", str(workers)]
         worker_command = [str(PULP_SYNC), "worker", "--queue", queue]
         with running(api_command, env, folder / "api.log") as api, running(worker_command, env, folder / "worker.log"):
             try:
@@ -171,6 +171,23 @@ def api() -> Iterator[Api]:
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def distribute(api: Api, relative_path: str, body: bytes) -> str:
+    """Upload `body` into a new repository, distribute it, and return the path the file is served at."""
+    name = unique("big")
+    repository = api.create("/pulp/api/v3/repositories/file/file/", {"name": name})
+    uploaded = urllib3.request(
+        "POST", api.base + "/pulp/api/v3/content/file/files/", headers={"Authorization": f"Token {api.token}"},
+        fields={"file": (relative_path, body), "relative_path": relative_path, "repository": repository["pulp_href"]},
+        timeout=60,
+    )
+    assert uploaded.status == 201, uploaded.data[:500]
+    api.create("/pulp/api/v3/distributions/file/file/", {"name": name, "base_path": name,
+                                                          "repository": repository["pulp_href"]})
+    path = f"/pulp/content/{name}/{relative_path}"
+    assert urllib3.request("GET", api.base + path, timeout=60).data == body
+    return path
 
 
 def test_the_whole_flow_on_postgresql(tmp_path: Path, server: str, tree: Path) -> None:

@@ -6,13 +6,22 @@ Open to anyone who reaches the server, as Pulp's content app is (pulp-sync has n
 a repository's owners may distribute it (publishing.py). A file the store has lost (marked missing, as
 `pulp-sync verify --repair` or a version's repair marks it) is a 404 saying to sync again, never a
 partial or wrong body.
+
+Django decides; a proxy sends. Behind `pulp-sync api`'s nginx (or a proxy named by `--accel-redirect`), the
+answer carries the file's headers and `X-Accel-Redirect` to the proxy's internal location of the store, and
+the proxy sends the bytes (HEAD and Range too), so no Python thread waits on a client that reads slowly.
+Without a proxy's location, gunicorn streams the file itself. Either way the file is named by its own name
+in the repository (Content-Disposition, RFC 6266), not by its name in the store.
 """
 
 from __future__ import annotations
 
 import mimetypes
+from pathlib import PurePosixPath
 
+from django.conf import settings
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
 from pulp_sync.models import Artifact
@@ -45,7 +54,15 @@ def _file(artifact: Artifact, relative_path: str) -> HttpResponseBase:
     if artifact.missing or not store.holds(path):
         return _not_found(f"{relative_path!r} is missing from the artifact store: sync its repository again")
     content_type = mimetypes.guess_type(relative_path)[0] or "application/octet-stream"
-    return FileResponse(path.open("rb"), content_type=content_type)
+    name = PurePosixPath(relative_path).name
+    location = settings.PULP_SYNC_CONTENT_ACCEL_REDIRECT
+    if not location:
+        return FileResponse(path.open("rb"), content_type=content_type, filename=name)
+    headers = {
+        "Content-Disposition": content_disposition_header(as_attachment=False, filename=name),
+        "X-Accel-Redirect": location + store.relative_path_for(artifact.sha256),
+    }
+    return HttpResponse(content_type=content_type, headers=headers)
 
 
 def _not_found(why: str) -> HttpResponse:
