@@ -35,7 +35,7 @@ def take_shards_job(task_id: str) -> str:
     try:
         remote = Remote.objects.get(pk=int(meta["remote"]))
         taker = (job.worker_name if job else None) or this_process()
-        take_shards(board, partial(download_shard, remote), taker, job.id if job else "")
+        take_shards(board, partial(download_shard, remote, int(meta["count"])), taker, job.id if job else "")
     finally:
         connections.close_all()
     log.info("Took shards of task %s", task_id)

@@ -10,21 +10,33 @@ faster on a 16-core machine (issue 26). The parent keeps the repository's lock f
 takes none of the children's work: they record artifacts, which need no lock, and only the parent
 makes the version.
 
-This module decides how many processes (`how_many`) and what each does (`split`). A shard is a
-contiguous range of digests (MariaDB's gap locks make interleaved inserts from several processes
-deadlock-prone; ranges keep each shard's rows apart), cut so that the shards carry about the same
-weight: bytes plus a fixed cost per file (`defaults.SHARD_FILE_WEIGHT`). Two passes over the spool
-with a histogram of 65,536 digest prefixes keep the parent's memory flat however long the manifest.
+The remote's `download_concurrency` and `rate_limit` are the whole sync's budget, however many processes
+share it (issue 32: each process with the whole of it sent a gentle remote twice the requests its
+operator allowed). The budget is divided, not shared through Redis: each shard's downloader gets its own
+part as its DownloaderSettings (`budget_share`: the connections split as evenly as whole numbers go, at
+least one each, and the rate in equal parts), so a plugin sees only its share and no request waits on a
+round-trip to anything, whichever host runs the shard. The price: a shard that ends early leaves its part
+idle until the sync ends, rather than lending it to the others. There are never more processes than the
+budget has connections (`most_processes`).
+
+This module decides how many processes (`how_many`), what each does (`split`) and with what part of the
+remote's budget (`budget_share`). A shard is a contiguous range of digests (MariaDB's gap locks make
+interleaved inserts from several processes deadlock-prone; ranges keep each shard's rows apart), cut so
+that the shards carry about the same weight: bytes plus a fixed cost per file
+(`defaults.SHARD_FILE_WEIGHT`). Two passes over the spool with a histogram of 65,536 digest prefixes
+keep the parent's memory flat however long the manifest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from downloaders import DownloaderSettings
+from downloaders.defaults import MAX_SECONDS
 from pulp_base.processes import AUTO, usable_cpus
 from pulp_sync import defaults
 from pulp_sync.spool import parse_line, read_spool
@@ -35,6 +47,8 @@ __all__ = [
     "ShardFailed",
     "ShardStopped",
     "how_many",
+    "most_processes",
+    "budget_share",
     "split",
     "shard_prefix",
 ]
@@ -43,17 +57,35 @@ _PREFIX_HEX = 4
 """Digest prefixes (hex digits) the split's histogram counts by: 16^4 buckets, a flat 1 MB of counters."""
 
 
-def how_many(setting: int, files: int, size: int, cpus: int | None = None) -> int:
+def how_many(setting: int, files: int, size: int, most: int, cpus: int | None = None) -> int:
     """How many processes a sync of `files` missing files of `size` bytes in all uses: the setting
-    (pulp_base.processes), never more than the files; with AUTO, one per usable CPU, but no more than one
-    per `defaults.AUTO_FILES_PER_PROCESS` files or `defaults.AUTO_BYTES_PER_PROCESS` bytes, whichever
-    allows more (their docstrings say why)."""
+    (pulp_base.processes), never more than the files nor than `most` (the remote's budget allows:
+    `most_processes`); with AUTO, one per usable CPU, but no more than one per
+    `defaults.AUTO_FILES_PER_PROCESS` files or `defaults.AUTO_BYTES_PER_PROCESS` bytes, whichever allows
+    more (their docstrings say why)."""
     if files <= 1:
         return 1
     if setting != AUTO:
-        return min(setting, files)
+        return min(setting, files, most)
     worth = max(files // defaults.AUTO_FILES_PER_PROCESS, size // defaults.AUTO_BYTES_PER_PROCESS)
-    return max(1, min(usable_cpus() if cpus is None else cpus, worth, files))
+    return max(1, min(usable_cpus() if cpus is None else cpus, worth, files, most))
+
+
+def most_processes(settings: DownloaderSettings) -> int:
+    """The most processes the remote's budget divides among (`budget_share`): one connection each, and a
+    rate each that an engine takes (at least one start in `MAX_SECONDS`, downloaders/settings.py's rule)."""
+    if settings.rate_limit is None:
+        return settings.download_concurrency
+    return max(1, min(settings.download_concurrency, int(settings.rate_limit * MAX_SECONDS)))
+
+
+def budget_share(settings: DownloaderSettings, index: int, count: int) -> DownloaderSettings:
+    """Shard `index` of `count`'s part of the remote's budget (the module says why it is divided): the
+    connections as evenly as whole numbers go (the first shards get one more), the rate in equal parts;
+    the parts add up to the whole. `count` is at most `most_processes(settings)`."""
+    connections, extra = divmod(settings.download_concurrency, count)
+    rate = None if settings.rate_limit is None else settings.rate_limit / count
+    return replace(settings, download_concurrency=connections + (index < extra), rate_limit=rate)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from downloaders import (
     AddressRefused,
     BodyTooLarge,
     Downloader,
+    DownloaderSettings,
     DownloadFailure,
     DownloadRequest,
     DownloadResult,
@@ -42,7 +43,16 @@ from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink, ShardsSink
 from pulp_sync.shard_processes import Runner, run_shards
-from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, how_many, split
+from pulp_sync.shards import (
+    Shard,
+    ShardCounts,
+    ShardFailed,
+    ShardStopped,
+    budget_share,
+    how_many,
+    most_processes,
+    split,
+)
 from pulp_sync.spool import read_spool, spool_line
 from pulp_sync.store import ArtifactStore, artifact_store
 
@@ -77,6 +87,10 @@ class SyncReport:
     from their latency; None from a downloader that does not report them, and in reports made before."""
     processes: int = 1
     """Processes the downloads were split across (Remote.download_processes; pulp_sync.shards)."""
+    connections: int | None = None
+    """Downloads in flight at most, the sync's processes together: its processes share `concurrency`
+    (pulp_sync.shards.budget_share), so the two are equal. None in reports made before the budget was the
+    sync's, when each process had the whole `concurrency`."""
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready values."""
@@ -89,7 +103,7 @@ class SyncReport:
             f"Synced {self.repository}{outcome}: {self.artifacts_downloaded} artifacts downloaded, "
             f"{self.artifacts_skipped} skipped, {self.bytes_downloaded / 1e6:.1f} MB in {self.seconds:.1f} s "
             f"({self.mb_per_s:.1f} MB/s) with {self.downloader} x{self.concurrency}"
-            + (f" in each of {self.processes} processes" if self.processes > 1 else "")
+            + (f" shared by {self.processes} processes" if self.processes > 1 else "")
         )
 
 
@@ -187,6 +201,7 @@ class _Tally:
             slot_wait_p90=slot_wait_p90,
             slot_wait_p99=slot_wait_p99,
             processes=self.processes,
+            connections=self.concurrency,
         )
 
 
@@ -216,11 +231,11 @@ def sync_repository(
     fetched relative to the URL all the same. `runner` runs the shards of a split sync
     (Remote.download_processes): processes on this host, or an RQ task's (pulp_sync.shard_board).
     """
-    downloader, concurrency = downloader_for(remote)
+    downloader, options = downloader_for(remote)
     store = artifact_store()
     progress = progress or NullProgress()
     with _one_sync_at_a_time(repository):
-        tally = _Tally(repository.name, remote.downloader, concurrency)
+        tally = _Tally(repository.name, remote.downloader, options.download_concurrency)
         try:
             with store.workspace(workspace_prefix) as workspace:
                 if manifest_file is None:
@@ -228,7 +243,8 @@ def sync_repository(
                 else:
                     manifest = _copy_manifest(manifest_file, workspace)
                 plan = _plan_or_refuse(manifest, remote.url, workspace, tally)
-                tally.processes = how_many(remote.download_processes, plan.missing, plan.missing_bytes)
+                tally.processes = how_many(remote.download_processes, plan.missing, plan.missing_bytes,
+                                           most_processes(options))
                 if tally.processes > 1:
                     _download_in_shards(remote, plan, workspace, progress, tally, runner)
                 else:
@@ -247,7 +263,8 @@ def sync_repository(
 def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: ProgressSink, tally: _Tally,
                         runner: Runner) -> None:
     """The planned downloads in `tally.processes` shards (pulp_sync.shards) run by `runner`, each with the
-    remote's downloader; their progress summed into this sync's; ShardFailed at the first that fails."""
+    remote's downloader and its share of the remote's budget; their progress summed into this sync's;
+    ShardFailed at the first that fails."""
     shards = split(plan.spool, tally.processes, workspace)
     tally.processes = len(shards)
     prefix = workspace.name.rpartition("@")[0]  # under this sync's workspace prefix, so a reaped task's go too
@@ -266,7 +283,7 @@ def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: 
         progress.advance(files, size)
 
     try:
-        for counts in runner(shards, prefix, partial(download_shard, remote),
+        for counts in runner(shards, prefix, partial(download_shard, remote, len(shards)),
                              partial(progress.start, plan.missing, plan.missing_bytes), advance):
             tally.add(counts)
     except ShardFailed as failed:
@@ -276,12 +293,14 @@ def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: 
         progress.finish()
 
 
-def download_shard(remote: Remote, shard: Shard, workspace_prefix: str, progress: ProgressSink) -> ShardCounts:
-    """A shard of a split sync, in its own process: download, adopt and record its spooled files as an unsplit
-    sync does, in a workspace of its own; DownloadStopped at the first failure."""
-    downloader, concurrency = downloader_for(remote)
+def download_shard(remote: Remote, shards: int, shard: Shard, workspace_prefix: str,
+                   progress: ProgressSink) -> ShardCounts:
+    """A shard of a split sync of `shards`, in its own process: download, adopt and record its spooled files
+    as an unsplit sync does, in a workspace of its own, with its share of the remote's budget;
+    DownloadStopped at the first failure."""
+    downloader, options = downloader_for(remote, shard.index, shards)
     store = artifact_store()
-    tally = _Tally("", remote.downloader, concurrency)
+    tally = _Tally("", remote.downloader, options.download_concurrency)
     with store.workspace(workspace_prefix) as workspace:
         plan = _Plan(shard.spool, shard.files, shard.bytes)
         _download(downloader, _spooled_requests(shard.spool, remote.url), plan, store, workspace, progress, tally)
@@ -307,19 +326,20 @@ def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:
                         "changed: sync again once it ends, or raise PULP_SYNC_REPOSITORY_WAIT", error) from error
 
 
-def downloader_for(remote: Remote) -> tuple[Downloader, int]:
-    """The remote's downloader, built from its settings, and its concurrency.
+def downloader_for(remote: Remote, shard: int = 0, shards: int = 1) -> tuple[Downloader, DownloaderSettings]:
+    """The remote's downloader, built from its settings (shard `shard` of `shards`' share of them,
+    pulp_sync.shards.budget_share), and those settings.
 
     The remote-address policy is checked here on the remote's URL, whose directory every file URL is
     under, whatever the downloader: a plugin that does not yet check it (docs/plugins.md) still cannot
     be pointed at a refused host; the engines check redirects and resolved addresses themselves.
     """
     try:
-        options = remote.downloader_settings()
+        options = budget_share(remote.downloader_settings(), shard, shards)
         options.address_policy.check_url(remote.url)
         if remote.proxy_url:
             options.address_policy.check_url(remote.proxy_url)
-        return downloaders.load(remote.downloader)(options), options.download_concurrency
+        return downloaders.load(remote.downloader)(options), options
     except AddressRefused as error:
         raise SyncError(f"remote {remote.name!r} cannot sync: {error.message} ({redact(error.url)})", error) from error
     except (ValueError, UnknownDownloader) as error:

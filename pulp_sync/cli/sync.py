@@ -56,7 +56,8 @@ class ProcessesType(click.ParamType):
     "download_processes",
     type=ProcessesType(),
     help="Processes to split the downloads across: a number, or auto (one per usable CPU, none for a handful "
-    "of files) [default for a new remote: 1]. Saved on the remote.",
+    "of files) [default for a new remote: 1]; never more than --concurrency, which they share, as they share "
+    "--rate-limit. Saved on the remote.",
 )
 @remote_options
 @click.option(

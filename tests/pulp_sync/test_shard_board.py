@@ -90,7 +90,7 @@ def test_shards_spread_over_the_workers_and_a_dead_takers_shard_is_taken_again(
         db: Path, remote_url: str, workers: Workers, redis: Redis) -> None:  # noqa: F811
     for _ in range(SHARDS):
         workers.start("fork")
-    task = split_task(remote_url, rate_limit=20)  # about 4 s a shard
+    task = split_task(remote_url, rate_limit=60)  # 20 a second in each of three processes: about 4 s a shard
     shards = takers_while_running(task, redis, workers, all_running)
     processes = {fields["process"] for fields in shards}
     assert len(processes) == SHARDS, shards
@@ -112,7 +112,7 @@ def test_canceling_a_split_sync_ends_every_shard(
         db: Path, remote_url: str, workers: Workers, redis: Redis, worker_class: str) -> None:  # noqa: F811
     for _ in range(SHARDS):
         workers.start(worker_class)
-    task = split_task(remote_url, rate_limit=20)
+    task = split_task(remote_url, rate_limit=60)
     shards = takers_while_running(task, redis, workers, all_running)
     own = next(int(f["process"].rpartition(":")[2]) for f in shards if "(the task's own)" in f["taker"])
 

@@ -1,8 +1,9 @@
 """pulp_sync.shards: one sync's downloads split across processes, into one store and one version.
 
-The rules (how many processes, how the spool is cut) are tested as functions; the split sync itself
-through the real `pulp-sync` command line on each database, with its children killed and stopped as an
-operator's machine would kill and stop them.
+The rules (how many processes, how the spool is cut, each process's share of the remote's budget) are
+tested as functions; the split sync itself through the real `pulp-sync` command line on each database,
+with its children killed and stopped as an operator's machine would kill and stop them, and against a
+fixture server that counts what it is sent, to hold the split sync to the remote's concurrency and rate.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from fixtures.server import serve_in_background
+from downloaders import DownloaderSettings
+from fixtures.profiles import PROFILES
+from fixtures.server import RunningServer, StatsJson, serve_in_background
 from pulp_base.processes import AUTO, MAX_PROCESSES, parse_processes, processes_text
 from pulp_sync import defaults
-from pulp_sync.shards import how_many, split
+from pulp_sync.shards import budget_share, how_many, most_processes, split
 from tests.databases import ENGINES, throwaway_database
 from tests.pulp_sync.conftest import write_repository
 from tests.pulp_sync.test_databases import PULP_SYNC, PulpSync
@@ -44,17 +48,40 @@ def test_anything_else_is_refused_with_a_sentence(given: str) -> None:
 
 
 def test_how_many_processes_a_sync_uses() -> None:
-    assert how_many(4, 10_000, 10**6) == 4
-    assert how_many(4, 3, 10**9) == 3, "never more processes than files"
-    assert how_many(4, 1, 10**9) == how_many(4, 0, 0) == 1
+    assert how_many(4, 10_000, 10**6, 10) == 4
+    assert how_many(4, 3, 10**9, 10) == 3, "never more processes than files"
+    assert how_many(4, 1, 10**9, 10) == how_many(4, 0, 0, 10) == 1
     files, size = defaults.AUTO_FILES_PER_PROCESS, defaults.AUTO_BYTES_PER_PROCESS
-    assert how_many(AUTO, 10_000, 10**7, cpus=2) == 2
-    assert how_many(AUTO, 100, 10**7, cpus=2) == 1, "a hundred small files stay one process"
-    assert how_many(AUTO, 100, 408 * 10**6, cpus=2) == 2, "408 MB are worth two, however few the files"
-    assert how_many(AUTO, 6 * files + 1, 0, cpus=16) == 6, "no process for fewer than AUTO_FILES_PER_PROCESS"
-    assert how_many(AUTO, 100, 3 * size, cpus=16) == 3, "nor for fewer than AUTO_BYTES_PER_PROCESS bytes"
-    assert how_many(AUTO, 100 * files, 0, cpus=16) == 16
-    assert how_many(AUTO, 3, 10 * size, cpus=16) == 3, "never more processes than files"
+    assert how_many(AUTO, 10_000, 10**7, 10, cpus=2) == 2
+    assert how_many(AUTO, 100, 10**7, 10, cpus=2) == 1, "a hundred small files stay one process"
+    assert how_many(AUTO, 100, 408 * 10**6, 10, cpus=2) == 2, "408 MB are worth two, however few the files"
+    assert how_many(AUTO, 6 * files + 1, 0, 10, cpus=16) == 6, "no process for fewer than AUTO_FILES_PER_PROCESS"
+    assert how_many(AUTO, 100, 3 * size, 10, cpus=16) == 3, "nor for fewer than AUTO_BYTES_PER_PROCESS bytes"
+    assert how_many(AUTO, 100 * files, 0, 20, cpus=16) == 16
+    assert how_many(AUTO, 3, 10 * size, 10, cpus=16) == 3, "never more processes than files"
+
+
+def test_never_more_processes_than_the_remotes_budget_has_connections() -> None:
+    assert how_many(8, 10_000, 10**6, 3) == 3
+    assert how_many(AUTO, 10_000, 10**9, 2, cpus=16) == 2, "auto too"
+    assert most_processes(DownloaderSettings(download_concurrency=6)) == 6
+    assert most_processes(DownloaderSettings(download_concurrency=6, rate_limit=0.5)) == 6, "any rate divides"
+    tiny = 1.5 / 2_147_483  # one start in about 16 days: half of it would be a rate no engine takes
+    assert most_processes(DownloaderSettings(download_concurrency=6, rate_limit=tiny)) == 1
+
+
+@pytest.mark.parametrize(("concurrency", "rate", "count"), [(10, 50.0, 2), (10, 50.0, 4), (3, 1.0, 3), (7, None, 3)])
+def test_the_shards_shares_add_up_to_the_remotes_budget(concurrency: int, rate: float | None, count: int) -> None:
+    whole = DownloaderSettings(download_concurrency=concurrency, rate_limit=rate, max_retries=7)
+    shares = [budget_share(whole, index, count) for index in range(count)]
+    connections = [share.download_concurrency for share in shares]
+    assert sum(connections) == concurrency and max(connections) - min(connections) <= 1 and min(connections) >= 1
+    if rate is None:
+        assert {share.rate_limit for share in shares} == {None}
+    else:
+        assert sum(share.rate_limit or 0 for share in shares) == pytest.approx(rate)
+    assert {share.max_retries for share in shares} == {7}, "every other setting is the remote's"
+    assert budget_share(whole, 0, 1) == whole, "an unsplit sync has the whole budget"
 
 
 def spool_of(tmp_path: Path, sizes: list[int]) -> Path:
@@ -87,14 +114,25 @@ def test_fewer_shards_than_asked_when_there_is_less_to_split(tmp_path: Path) -> 
 
 
 @pytest.fixture(scope="module")
-def remote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The fixture server over one repository of FILES files, small and a few of 1 MB."""
+def remote_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One repository of FILES files, small and a few of 1 MB."""
     root = tmp_path_factory.mktemp("remote")
     files = {f"d{n % 7}/f{n}.bin": (b"%d" % n) * (1 + (n % 5) * 50) for n in range(FILES)}
     files.update({f"big/b{n}.bin": bytes([n]) * 1_000_000 for n in range(3)})
     write_repository(root / "repo", files)
-    with serve_in_background(root) as server:
-        yield f"{server.url}/repo/PULP_MANIFEST"
+    return root
+
+
+@pytest.fixture(scope="module")
+def remote_server(remote_root: Path) -> Iterator[RunningServer]:
+    """The fixture server over the repository, as near as the loopback is."""
+    with serve_in_background(remote_root) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def remote(remote_server: RunningServer) -> str:
+    return f"{remote_server.url}/repo/PULP_MANIFEST"
 
 
 @pytest.fixture(params=ENGINES)
@@ -141,9 +179,9 @@ def children_of(pid: int) -> list[int]:
 
 
 def start_slow_split_sync(pulp: PulpSync, url: str, *args: str) -> tuple[subprocess.Popen[str], list[int]]:
-    """`pulp-sync sync` split in three, each process at 40 requests a second (about 2.5 s a shard); it and
-    its three shard processes once they run."""
-    command = [str(PULP_SYNC), "sync", url, "--processes", "3", "--rate-limit", "40", *args]
+    """`pulp-sync sync` split in three at 120 requests a second, 40 in each process (about 2.5 s a shard);
+    it and its three shard processes once they run."""
+    command = [str(PULP_SYNC), "sync", url, "--processes", "3", "--rate-limit", "120", *args]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=pulp.env)
     deadline = time.monotonic() + 60
     while len(children := children_of(process.pid)) < 3:
@@ -213,3 +251,64 @@ def test_processes_given_wrong_are_a_usage_error(pulp: PulpSync) -> None:
     done = pulp.run("sync", "http://127.0.0.1:9/PULP_MANIFEST", "--processes", "0")
     assert done.returncode == 2
     assert "download_processes must be from 1 to" in done.stderr and "Traceback" not in done.stderr
+
+
+# One budget for the remote: a split sync, seen from the remote, holds the concurrency and rate of one.
+
+BUDGET_CONCURRENCY = 4
+"""Connections in flight at most, the split sync's processes together."""
+BUDGET_RATE = 60.0
+"""Requests a second at most, the split sync's processes together: FILES + 3 files take about 5 s."""
+WINDOW = 3
+"""Whole seconds the rate is counted over: one second's count swings with when a busy machine lets each
+request through; over three, a late request moves little."""
+LATE = 0.5
+"""Seconds a busy machine may hold requests back and then let them arrive together (their rate's worth)."""
+
+
+def counted_sync(pulp: PulpSync, server: RunningServer, *args: str) -> tuple[dict[str, Any], StatsJson]:
+    """A sync of the test repository from `server`, its report and what the server counted of it."""
+    server.reset_stats()
+    report = pulp.sync(f"{server.url}/repo/PULP_MANIFEST", *args)
+    return report, server.stats()
+
+
+def busiest(per_second: list[int], seconds: int) -> int:
+    """The most requests that arrived in `seconds` whole seconds in a row."""
+    return max(sum(per_second[start:start + seconds]) for start in range(max(1, len(per_second) - seconds + 1)))
+
+
+@pytest.fixture(scope="module")
+def far_remote_server(remote_root: Path) -> Iterator[RunningServer]:
+    """The fixture server over the repository with the wan profile: 40 ms to the first byte keeps each
+    connection busy long enough for the server to see them all at once."""
+    with serve_in_background(remote_root, profile=PROFILES["wan"]) as server:
+        yield server
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("processes", [2, 4])
+def test_a_split_sync_holds_the_remotes_concurrency(pulp: PulpSync, far_remote_server: RunningServer,
+                                                     processes: int) -> None:
+    report, seen = counted_sync(pulp, far_remote_server, "--processes", str(processes),
+                                "--concurrency", str(BUDGET_CONCURRENCY))
+    assert seen["max_in_flight"] <= BUDGET_CONCURRENCY, seen
+    assert sum(seen["per_second"]) == FILES + 3 + 1, "every file and the manifest, once"
+    assert (report["processes"], report["connections"]) == (processes, BUDGET_CONCURRENCY), report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("processes", [2, 4])
+def test_a_split_sync_holds_the_remotes_rate(pulp: PulpSync, remote_server: RunningServer, processes: int) -> None:
+    """Each process's limiter may start one request at each edge of a window, and the sync's own one (the
+    manifest): `processes + 1` over the rate's count, besides what a busy machine holds back (LATE)."""
+    report, seen = counted_sync(pulp, remote_server, "--processes", str(processes), "--rate-limit", str(BUDGET_RATE))
+    allowed = BUDGET_RATE * (WINDOW + LATE) + processes + 1
+    assert busiest(seen["per_second"], WINDOW) <= allowed, (seen["per_second"], allowed)
+    assert report["processes"] == processes, report
+
+
+@pytest.mark.slow
+def test_more_processes_than_connections_are_as_many_as_the_connections(pulp: PulpSync, remote: str) -> None:
+    report = pulp.sync(remote, "--processes", "4", "--concurrency", "2")
+    assert (report["processes"], report["connections"], report["artifacts_downloaded"]) == (2, 2, FILES + 3), report
