@@ -21,6 +21,7 @@ from harness.analysis.stats import (
     describe,
     holm,
     mean_or_none,
+    median_or_none,
 )
 from harness.experiment.spec import Experiment
 from harness.results.records import RunRecord
@@ -50,6 +51,10 @@ class Cell:
     latency_p50: float | None
     latency_p90: float | None
     latency_p99: float | None
+    processes: float | None
+    """The median of the processes its counted runs split their syncs across (what `auto` came to)."""
+    connections: float | None
+    """The median of its counted runs' connections, their processes together (RunRecord.connections)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -164,6 +169,8 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
         latency_p50=mean_or_none([r.latency_p50 for r in counted]),
         latency_p90=mean_or_none([r.latency_p90 for r in counted]),
         latency_p99=mean_or_none([r.latency_p99 for r in counted]),
+        processes=median_or_none([r.processes for r in counted]),
+        connections=median_or_none([r.connections for r in counted]),
     )
 
 

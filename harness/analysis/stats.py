@@ -17,7 +17,7 @@ from scipy import optimize, stats
 from harness import defaults
 
 __all__ = ["Summary", "Comparison", "AverageChange", "describe", "compare", "average_change", "verdict", "holm",
-           "welch_p", "modified_z_scores", "mean_or_none", "bootstrap_min_rounds"]
+           "welch_p", "modified_z_scores", "mean_or_none", "median_or_none", "bootstrap_min_rounds"]
 
 
 @dataclass(frozen=True)
@@ -388,6 +388,12 @@ def mean_or_none(values: Sequence[float | None]) -> float | None:
     """Mean of the values that are there; None when there are none."""
     present = [value for value in values if value is not None and not math.isnan(value)]
     return float(np.mean(present)) if present else None
+
+
+def median_or_none(values: Sequence[float | None]) -> float | None:
+    """Median of the values that are there; None when there are none."""
+    present = [value for value in values if value is not None]
+    return float(np.median(present)) if present else None
 
 
 def _outliers(data: np.ndarray) -> tuple[int, ...]:

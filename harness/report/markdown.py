@@ -19,8 +19,10 @@ def summary_markdown(view: ReportView) -> str:
     lines += [*(f"- {line}" for line in view.sources), *([""] if view.sources else [])]
     lines += ["## Mean sync time (s)", "", *markdown_table(view.means)]
     lines += ["", "## Std. deviation of sync time (s)", "", *markdown_table(view.stdevs)]
-    lines += ["", "## Every cell", "", *markdown_table(view.cells)]
-    lines += ["", "## Resources (means of counted runs)", "", *markdown_table(view.resources)]
+    lines += ["", "## Every cell", "", *markdown_table(view.cells), *([""] if view.splits else [])]
+    lines += [f"- {line}" for line in view.splits]
+    lines += ["", "## Resources (means of counted runs; processes and connections: medians)", "",
+              *markdown_table(view.resources)]
     if view.pairs:
         lines += ["", f"## Against {view.baseline}", "", *markdown_table(view.pair_table)]
         lines += ["", *(f"- {line}" for line in (*view.averages, *view.disagreements))]

@@ -240,7 +240,7 @@ def _processes_panel(axes: Any, results: Results, analysis: Analysis, manifest: 
         for auto in (False, True):
             points = sorted(point for variant in _syncs(results)
                             if variant.downloader == downloader and (str(variant.processes) == "auto") == auto
-                            for point in [_point(results, analysis, manifest, variant.name, summary_of)] if point)
+                            for point in [_point(analysis, manifest, variant.name, summary_of)] if point)
             if points:
                 xs, ys, lows, highs = zip(*points, strict=True)
                 errors = [[y - low for y, low in zip(ys, lows, strict=True)],
@@ -261,24 +261,17 @@ def _processes_panel(axes: Any, results: Results, analysis: Analysis, manifest: 
     axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
-def _point(results: Results, analysis: Analysis, manifest: str, variant: str,
+def _point(analysis: Analysis, manifest: str, variant: str,
            summary_of: Callable[[Cell], Summary | None]) -> tuple[float, float, float, float] | None:
     """(processes used, geometric mean, CI low, CI high) of a cell; None without counted runs."""
-    used = _processes_used(results, manifest, variant)
-    summary = summary_of(analysis.cell(manifest, variant))
+    cell = analysis.cell(manifest, variant)
+    used, summary = cell.processes, summary_of(cell)
     if used is None or summary is None or summary.geometric_mean is None:
         return None
     centre = summary.geometric_mean
     low = centre if summary.ci_low is None else summary.ci_low
     high = centre if summary.ci_high is None else summary.ci_high
     return used, centre, low, high
-
-
-def _processes_used(results: Results, manifest: str, variant: str) -> float | None:
-    """The median of the processes a cell's counted runs used (what `auto` came to); None without any."""
-    used = [r.processes for r in results.runs
-            if r.variant == variant and r.manifest == manifest and r.counted and r.processes is not None]
-    return float(np.median(used)) if used else None
 
 
 def _timeline(results: Results) -> Figure:

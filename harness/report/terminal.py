@@ -1,5 +1,6 @@
 """The findings on the terminal with rich, at the end of `bench run`, `bench sweep` and `bench report`:
-the sources, the table of every cell, each pair's verdict in its colour, the conclusions, the warnings.
+the sources, the table of every cell and the processes and connections of split syncs, each pair's verdict
+in its colour, the conclusions, the warnings.
 
 The text is the ReportView's, escaped for rich's markup, so the terminal says what summary.md and
 report.html say.
@@ -29,6 +30,8 @@ def print_summary(console: Console, view: ReportView) -> None:
     for row in view.cells.rows:
         table.add_row(*map(escape, row))
     console.print(table)
+    for line in view.splits:
+        console.print(line, highlight=False, markup=False)
     for pair in view.pairs:
         console.print(_pair(pair), highlight=False)
     for line in view.conclusions:

@@ -74,6 +74,7 @@ class SweepView:
 class ReportView:
     """Everything the outputs show of one results folder, in words and rows.
 
+    `splits` says, a line per cell whose syncs were split, how many processes shared how many connections.
     `disagreements` explains, in a line each, where an average's verdict and its manifests' differ in kind.
     `calibration` is None for an experiment of one variant (nothing compared, nothing to calibrate);
     `sweep` is None unless the experiment is a sweep. `folder` and `plots` say where the plot files are
@@ -88,6 +89,7 @@ class ReportView:
     means: Table
     stdevs: Table
     cells: Table
+    splits: tuple[str, ...]
     resources: Table
     baseline: str
     pairs: tuple[PairLine, ...]
@@ -133,6 +135,7 @@ def build_view(results: Results, analysis: Analysis, folder: Path, plots: Sequen
         means=Table(*wording.matrix(results, analysis, "mean")),
         stdevs=Table(*wording.matrix(results, analysis, "stdev")),
         cells=Table(wording.TIME_HEADER, tuple(wording.time_row(cell) for cell in analysis.cells)),
+        splits=tuple(wording.split_lines(analysis)),
         resources=Table(wording.RESOURCE_HEADER, tuple(wording.resource_row(cell) for cell in analysis.cells)),
         baseline=baseline,
         pairs=tuple(_pair_line(pair) for pair in analysis.pairs),

@@ -34,6 +34,7 @@ __all__ = [
     "disagreement_lines",
     "peer_sentences",
     "overhead_line",
+    "split_lines",
     "matrix",
     "time_row",
     "resource_row",
@@ -47,7 +48,8 @@ TIME_HEADER = ("manifest", "variant", "n", "mean ± σ (s)", "95% CI (s)", "min 
 CONFIDENCE_LABEL = f"{CONFIDENCE:.0%} CI"
 """How every interval is labelled: one level everywhere (defaults.CONFIDENCE)."""
 PAIR_HEADER = ("manifest", "variant", "change", "ratio", "p (paired, Holm)", "p (Welch)", "verdict")
-RESOURCE_HEADER = ("manifest", "variant", "CPU (s)", "peak RSS (MB)", "latency p50 (s)", "p90 (s)", "p99 (s)")
+RESOURCE_HEADER = ("manifest", "variant", "CPU (s)", "peak RSS (MB)", "latency p50 (s)", "p90 (s)", "p99 (s)",
+                   "processes (median)", "connections (median)")
 SWEEP_HEADER = ("manifest", "downloader", "verdict", "value", "MB/s", "95% CI", "best at", "best MB/s", "worst at",
                 "worst MB/s", "p (best vs worst, Bonferroni)")
 FAILED_HEADER = ("manifest", "variant", "round", "warm-up", "error")
@@ -253,6 +255,20 @@ def overhead_line(analysis: Analysis) -> str:
     )
 
 
+def split_lines(analysis: Analysis) -> list[str]:
+    """"500 x asyncio-p4: 4 processes sharing 10 connections (medians of counted runs)" for each cell whose syncs
+    were split: a split sync's speed-up is the processes', not more connections' (their processes together
+    hold the remote's budget, issue 32; older records say how many they held)."""
+    return [f"{cell.manifest} x {cell.variant}: {_count(cell.processes)} processes sharing "
+            f"{_count(cell.connections)} connections (medians of counted runs)"
+            for cell in analysis.cells if cell.processes is not None and cell.processes > 1]
+
+
+def _count(value: float | None) -> str:
+    """A median of counts: "4", "2.5", or "–" when there is none."""
+    return "–" if value is None else f"{value:g}"
+
+
 def matrix(results: Results, analysis: Analysis, figure: str) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
     """The seed's Data Summary: manifest x variant table of the sync time's "mean" or "stdev",
     with each manifest's files and size."""
@@ -289,9 +305,11 @@ def time_row(cell: Cell) -> tuple[str, ...]:
 
 
 def resource_row(cell: Cell) -> tuple[str, ...]:
-    """One cell's CPU, memory and download latency means over counted runs (RESOURCE_HEADER)."""
+    """One cell's CPU, memory and download latency means over counted runs, and the medians of the processes
+    and connections they used (RESOURCE_HEADER)."""
     return (cell.manifest, cell.variant, fmt(cell.cpu_seconds, 2), fmt(cell.peak_rss_mb, 1),
-            fmt(cell.latency_p50), fmt(cell.latency_p90), fmt(cell.latency_p99))
+            fmt(cell.latency_p50), fmt(cell.latency_p90), fmt(cell.latency_p99), _count(cell.processes),
+            _count(cell.connections))
 
 
 def sweep_row(pick: Recommendation) -> tuple[str, ...]:

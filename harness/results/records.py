@@ -34,6 +34,7 @@ _REPORT_FIELDS = (
     "concurrency",
     "processes",
 )
+"""Fields a run's record takes from the sync's report as they are (`connections` is read by `_connections`)."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,8 @@ class RunRecord:
     concurrency: int | None = None
     processes: int | None = None
     """The processes the sync's downloads were split across (its report's; pulp_sync.shards)."""
+    connections: int | None = None
+    """Downloads in flight at most, the sync's processes together (`_connections`)."""
     files_per_s: float | None = None
     hosts: int | None = None
     repositories: int | None = None
@@ -191,15 +194,29 @@ def _record(planned: PlannedRun, started_at: str, child: ChildRun, report: Mappi
         reset_seconds=reset_seconds,
         restart_seconds=restart_seconds,
         files_per_s=_per_second(report.get("artifacts_downloaded"), report.get("seconds")),
+        connections=_connections(report),
         **{name: report.get(name) for name in _REPORT_FIELDS},
     )
 
 
+def _connections(report: Mapping[str, Any]) -> int | None:
+    """The connections a run held at most, its processes together: its report's `connections`; for a report
+    without them (a program's, a Pulp server's, or a pulp-sync's from before the remote's budget was the
+    whole sync's, issue 32, when every process had all of it) its concurrency times its processes."""
+    if report.get("connections") is not None:
+        return int(report["connections"])
+    concurrency = report.get("concurrency")
+    return concurrency * (report.get("processes") or 1) if isinstance(concurrency, int) else None
+
+
 def record_from_dict(data: Mapping[str, Any]) -> RunRecord:
-    """Read a record back from results.json; keys it does not know are ignored (older harness), and a
-    list (queue_waits) is a tuple again, as it was recorded."""
+    """Read a record back from results.json; keys it does not know are ignored (older harness), a list
+    (queue_waits) is a tuple again, as it was recorded, and a record made before runs had `connections`
+    gets them as a new one would (`_connections`)."""
     values: dict[str, Any] = {name: tuple(data[name]) if isinstance(data[name], list) else data[name]
                               for name in RUN_FIELDS if name in data}
+    if "connections" not in data:  # recorded before runs had them
+        values["connections"] = _connections(data)
     return RunRecord(**values)
 
 

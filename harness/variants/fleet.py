@@ -48,9 +48,10 @@ SHARE = "75%"
 one upstream do."""
 _SUMMED = ("bytes_downloaded", "artifacts_downloaded", "artifacts_skipped", "content_units", "retries", "failures")
 """Report fields that add up over a fleet's tasks."""
-_LARGEST = ("latency_p50", "latency_p90", "latency_p99")
+_LARGEST = ("latency_p50", "latency_p90", "latency_p99", "processes", "connections")
 """Report fields taken as the largest task's: percentiles do not add up, and the largest is an upper bound
-of the fleet's own (if every task has 99% of its downloads within its p99, all have within the largest)."""
+of the fleet's own (if every task has 99% of its downloads within its p99, all have within the largest);
+the processes and connections are each sync's own, one repository's run's those of its one task."""
 
 
 @dataclass(frozen=True)

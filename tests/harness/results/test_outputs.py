@@ -128,10 +128,15 @@ def test_variants_that_split_their_sync_get_throughput_against_processes(tmp_pat
                 Variant("curl", kind="command", command="curl --config {curl_config}"))
     spec = Experiment(name="cores", variants=variants, manifests=("100",), runs=3, warmup=0, baseline="one")
     used = {"one": (1, 3.0), "two": (2, 2.0), "auto": (2, 2.1), "curl": (None, 1.0)}
-    runs = [make_run(name, seconds * (1 + 0.01 * round_), round_, processes=processes)
+    runs = [make_run(name, seconds * (1 + 0.01 * round_), round_, processes=processes, connections=10)
             for round_ in (1, 2, 3) for name, (processes, seconds) in used.items()]
     save_run_outputs(tmp_path, Results(experiment=spec, runs=runs, manifests={"100": {"files": 100, "bytes": 10**7}}))
     rendered = render(tmp_path)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "- 100 x two: 2 processes sharing 10 connections (medians of counted runs)" in summary
+    assert "100 x one:" not in summary, "an unsplit sync's connections are its concurrency, in the variant"
+    assert "| 100 | two | 0.40 | 100.0 | 0.010 | 0.020 | 0.030 | 2 | 10 |" in summary, "the resources' columns"
+    assert "2 processes sharing 10 connections" in " ".join(parse_report(rendered.report).text)
     assert "processes" in rendered.plots
     check_png(tmp_path / "processes.png")
     svg = (tmp_path / "processes.svg").read_text()

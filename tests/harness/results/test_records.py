@@ -55,3 +55,14 @@ def test_records_read_back_from_json() -> None:
     record = record_run(PLANNED, "now", _child(stdout=json.dumps(REPORT)), 0.7)
     assert record_from_dict(json.loads(json.dumps(record.as_dict()))) == record
     assert list(record.as_dict()) == list(RUN_FIELDS)
+
+
+def test_a_record_says_how_many_connections_the_syncs_processes_held_together() -> None:
+    split = dict(REPORT, processes=2, connections=10)
+    assert record_run(PLANNED, "now", _child(stdout=json.dumps(split)), 0.7).connections == 10
+    before = dict(REPORT, processes=2)  # a pulp-sync from before issue 32: each process had the whole concurrency
+    assert record_run(PLANNED, "now", _child(stdout=json.dumps(before)), 0.7).connections == 20
+    assert record_run(PLANNED, "now", _child(stdout=json.dumps(REPORT)), 0.7).connections == 10, "one process"
+    recorded = record_run(PLANNED, "now", _child(stdout=json.dumps(before)), 0.7).as_dict()
+    del recorded["connections"]  # a results.json from before runs had them
+    assert record_from_dict(recorded).connections == 20

@@ -24,7 +24,7 @@ from tests.harness.helpers import run_bench, write_spec
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REPORT = {"bytes_downloaded": 1_000_000, "artifacts_downloaded": 10, "artifacts_skipped": 5, "content_units": 15,
           "retries": 0, "failures": 0, "latency_p50": 0.01, "latency_p90": 0.02, "latency_p99": 0.03,
-          "downloader": "asyncio", "concurrency": 10}
+          "downloader": "asyncio", "concurrency": 10, "processes": 2, "connections": 10}
 
 
 @pytest.mark.parametrize(
@@ -68,6 +68,7 @@ def test_a_fleet_is_timed_from_its_first_dispatch_to_its_last_end() -> None:
     assert fleet.queue_waits == (0.5, 2.0) and fleet.median_queue_seconds == 1.25
     assert fleet.hosts_used == 2
     assert fleet.report["bytes_downloaded"] == 2_000_000 and fleet.report["mb_per_s"] == 0.5
+    assert (fleet.report["processes"], fleet.report["connections"]) == (2, 10), "each sync's own, not summed"
     clients = fleet.clients
     assert (clients.returncode, clients.wall_seconds, clients.user_seconds) == (1, 3.0, 2.0)
 
