@@ -2,7 +2,8 @@
 in one place for the command line, the API and the harness's specs (which may not import the service).
 
 A whole number from 1 up, or "auto", stored as AUTO (0): one process per CPU this process may use,
-bounded by the work (pulp_sync.shards.how_many decides).
+bounded by the work; either way no more than the remote's download_concurrency, which the processes share
+(pulp_sync.shards.how_many decides).
 """
 
 from __future__ import annotations

@@ -76,6 +76,7 @@ def test_with_no_other_worker_free_the_task_takes_every_shard_itself(
     task = finished(split_task(remote_url), workers)
     assert task.state == TaskState.COMPLETED, task.error + workers.output()
     assert task.report is not None and (task.report["processes"], task.report["artifacts_downloaded"]) == (3, FILES)
+    assert task.report["connections"] == 10, "the remote's default concurrency, its three processes together"
     assert (task.artifacts_done, task.artifacts_total) == (FILES, FILES), "the shards' progress, summed"
     assert task.bytes_done == task.bytes_total == task.report["bytes_downloaded"]
     assert task.shards is not None and [s["shard"] for s in task.shards] == [1, 2, 3], task.shards
