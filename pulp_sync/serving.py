@@ -5,6 +5,10 @@ latest), each under its relative path, and a manifest listing them: the publicat
 PULP_MANIFEST for a repository's latest version. The manifest is written from the version when asked
 for; versions never change, so it is the same every time. No base path lies under another's (the API
 refuses it), so a path names at most one distribution.
+
+A distribution serves only while one of its owners may still distribute what it serves
+(permissions.may_serve), checked at every request: one query beside the distribution's own, whatever it
+serves.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from dataclasses import dataclass
 
 from pulp_base.manifest import manifest_text, path_problem
 from pulp_sync.models import Artifact, Distribution, FileContent, RepositoryVersion
+from pulp_sync.permissions import may_serve
 
 __all__ = ["DEFAULT_MANIFEST", "Served", "distribution_at", "served", "version_manifest", "base_path_problem"]
 
@@ -32,14 +37,18 @@ def distribution_at(path: str) -> tuple[Distribution, str] | None:
     """The distribution whose base path starts `path`, and the rest of the path; None if none does."""
     segments = path.strip("/").split("/")
     prefixes = ["/".join(segments[:end]) for end in range(1, len(segments) + 1)]
-    found = Distribution.objects.filter(base_path__in=prefixes).order_by("-base_path").first()
+    at = Distribution.objects.filter(base_path__in=prefixes).select_related("publication__repository_version")
+    found = at.order_by("-base_path").first()
     if found is None:
         return None
     return found, path.strip("/")[len(found.base_path) :].lstrip("/")
 
 
 def served(distribution: Distribution, relative_path: str) -> Served | None:
-    """What `relative_path` names in what `distribution` serves now; None if nothing."""
+    """What `relative_path` names in what `distribution` serves now; None if nothing, as for a
+    distribution none of whose owners may distribute it any more (permissions.may_serve)."""
+    if not may_serve(distribution):
+        return None
     version = distribution.served_version()
     if version is None:
         return None

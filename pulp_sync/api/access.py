@@ -3,9 +3,11 @@
 An admin (a superuser or staff user) sees and changes everything. Anyone else sees the remotes,
 repositories, publications and distributions they have a role on, and changes (updates, deletes, syncs,
 gives roles on) those they are the owner of; the creator of one is its owner, as in Pulp. A version and
-its content follow their repository. A task is seen by whoever dispatched it and whoever sees its repository, and
-canceled by its dispatcher and its repository's owners. Objects no one has a role on (made by the
-command line, or before roles existed) are for admins only.
+its content follow their repository. A repository's owners also see and change every distribution of it
+(of the repository, or of a publication of its versions), whoever made it: what is served of their
+repository is theirs to see and end. A task is seen by whoever dispatched it and whoever sees its
+repository, and canceled by its dispatcher and its repository's owners. Objects no one has a role on
+(made by the command line, or before roles existed) are for admins only.
 
 Views list only what the user sees (`visible`), so an object they may not see is a 404 like one
 that does not exist; one they see but may not change is a 403 (`MayChange`). The roles themselves,
@@ -36,7 +38,7 @@ from pulp_sync.models import (
     Task,
     UserRole,
 )
-from pulp_sync.permissions import ROLES, ObjectRoles, User, is_admin, may_use_remote, seen
+from pulp_sync.permissions import ROLES, ObjectRoles, User, is_admin, may_use_remote, owned, seen
 from pulp_sync.tasks import dispatch_sync
 
 __all__ = [
@@ -71,7 +73,7 @@ _SCOPES: dict[type[Model], Callable[[User], Q]] = {
     ),
     Task: lambda user: Q(dispatched_by=user.pk) | Q(repository__in=seen(Repository, user)),
     Publication: lambda user: Q(pk__in=seen(Publication, user)),
-    Distribution: lambda user: Q(pk__in=seen(Distribution, user)),
+    Distribution: lambda user: Q(pk__in=seen(Distribution, user)) | _of_owned_repositories(user),
 }
 """What a user who is not an admin sees of each model."""
 
@@ -81,6 +83,13 @@ def visible(queryset: QuerySet[Any], user: User) -> QuerySet[Any]:
     if is_admin(user):
         return queryset
     return queryset.filter(_SCOPES[queryset.model](user))
+
+
+def _of_owned_repositories(user: User) -> Q:
+    """The distributions of the repositories `user` owns: of the repository itself, or of a publication
+    of one of its versions."""
+    repositories = owned(Repository, user)
+    return Q(repository__in=repositories) | Q(publication__repository_version__repository__in=repositories)
 
 
 def visible_or_404(queryset: QuerySet[Any], user: User, **lookups: Any) -> Any:
@@ -96,8 +105,9 @@ def roles_of(user: User, obj: Model) -> list[str]:
 
 
 def may_change(user: User, obj: Model) -> bool:
-    """Whether `user` may change `obj`: an admin; the owner of a remote or repository; a task's
-    dispatcher or its repository's owner (a task's only change is its cancel); a version's: its repository's owner."""
+    """Whether `user` may change `obj`: an admin; the owner of a remote, repository, publication or
+    distribution; a task's dispatcher or its repository's owner (a task's only change is its cancel); a
+    version's: its repository's owner; a distribution's: also the owner of the repository it serves."""
     if is_admin(user):
         return True
     if isinstance(obj, Task):
@@ -105,13 +115,16 @@ def may_change(user: User, obj: Model) -> bool:
         return obj.dispatched_by_id == user.pk or repository is not None and may_change(user, repository)
     if isinstance(obj, RepositoryVersion):
         return may_change(user, obj.repository)
+    if isinstance(obj, Distribution) and Distribution.objects.filter(_of_owned_repositories(user), pk=obj.pk).exists():
+        return True
     return ROLES[type(obj)].owner in roles_of(user, obj)
 
 
 def permissions_of(user: User, obj: Model) -> list[str]:
-    """Pulp's names of what `user` may do with `obj` (a remote or repository): all of an owner's for an admin."""
+    """Pulp's names of what `user` may do with `obj` (an object with roles): all of an owner's for whoever
+    may change it (an admin, a distribution's repository's owner), else what their roles on it give."""
     roles = ROLES[type(obj)]
-    return roles.permissions([roles.owner] if is_admin(user) else roles_of(user, obj))
+    return roles.permissions([roles.owner] if may_change(user, obj) else roles_of(user, obj))
 
 
 def signed_in(request: Request) -> Account:

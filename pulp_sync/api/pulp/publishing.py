@@ -4,9 +4,11 @@ it over HTTP (pulp_sync/serving.py; the content app is content_app.py).
 Who may do what (pulp_sync/permissions.py's roles, `file.filepublication_*` and `file.filedistribution_*`):
 whoever sees a repository version may publish it, and owns the publication; a distribution serves its
 content to anyone who reaches the server, as Pulp's content app does, so only an owner of the repository
-(or an admin) may distribute its versions, by its publication or by the repository itself. The creator of
-a distribution owns it; changing or deleting it is for its owners, and pointing it elsewhere needs the
-new repository's ownership again.
+(or an admin) may distribute its versions, by its publication or by the repository itself
+(permissions.may_distribute). The creator of a distribution owns it; changing or deleting it is for its
+owners and for the owners of the repository it serves, and any change but its delete needs the right to
+distribute what it will serve. The content app serves it only while one of its owners still has that
+right (permissions.may_serve), so a role taken away ends what its holder distributed.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.request import Request
 
 from pulp_base.manifest import path_problem
-from pulp_sync.api.access import may_change, visible
+from pulp_sync.api.access import visible
 from pulp_sync.api.base import Scoped
 from pulp_sync.api.fields import HrefField, RelatedHrefField
 from pulp_sync.api.pulp.filters import QueryFilter, contains, exact, icontains, object_of, one_of
@@ -33,6 +35,7 @@ from pulp_sync.api.pulp.serializers import PulpFields, file_version_href
 from pulp_sync.api.pulp.views import NAME_FILTERS, PulpViewSet
 from pulp_sync.api.serializers import UniqueName
 from pulp_sync.models import Distribution, Publication, Repository, RepositoryVersion
+from pulp_sync.permissions import may_distribute
 from pulp_sync.serving import DEFAULT_MANIFEST, base_path_problem
 
 __all__ = [
@@ -210,15 +213,18 @@ class FileDistributionSerializer(PulpFields, UniqueName, serializers.ModelSerial
         return base_path
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        """Not both a repository and a publication; and only what the user may distribute."""
+        """Not both a repository and a publication; and only what the user may distribute: what the
+        distribution will serve once saved, named in the body or kept from before, so that an owner of a
+        distribution who may no longer distribute what it serves cannot change it but to point it elsewhere
+        (or at nothing)."""
         for name in ("content_guard", "checkpoint", "pulp_labels"):
             attrs.pop(name, None)
         if attrs.get("repository") is not None and attrs.get("publication") is not None:
             raise serializers.ValidationError("Give a repository or a publication, not both.")
         for name in ("repository", "publication"):
-            served = attrs.get(name)
+            served = attrs[name] if name in attrs else getattr(self.instance, name, None)
             repository = served.repository_version.repository if isinstance(served, Publication) else served
-            if repository is not None and not may_change(self.context["request"].user, repository):
+            if repository is not None and not may_distribute(self.context["request"].user, repository):
                 raise serializers.ValidationError({name: [_NOT_OWNED]})
         return attrs
 
