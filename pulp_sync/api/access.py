@@ -7,7 +7,8 @@ its content follow their repository. A repository's owners also see and change e
 (of the repository, or of a publication of its versions), whoever made it: what is served of their
 repository is theirs to see and end. A task is seen by whoever dispatched it and whoever sees its
 repository, and canceled by its dispatcher and its repository's owners. Objects no one has a role on
-(made by the command line, or before roles existed) are for admins only.
+(made by the command line, or before roles existed) are for admins only. Content units are added to a
+repository only by whoever may distribute a repository holding them (`addable`).
 
 Views list only what the user sees (`visible`), so an object they may not see is a 404 like one
 that does not exist; one they see but may not change is a 403 (`MayChange`). The roles themselves,
@@ -28,6 +29,7 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 
 from pulp_sync.models import (
+    Artifact,
     Distribution,
     FileContent,
     Publication,
@@ -47,6 +49,7 @@ __all__ = [
     "is_admin",
     "visible",
     "visible_or_404",
+    "addable",
     "roles_of",
     "may_change",
     "permissions_of",
@@ -74,8 +77,10 @@ _SCOPES: dict[type[Model], Callable[[User], Q]] = {
     Task: lambda user: Q(dispatched_by=user.pk) | Q(repository__in=seen(Repository, user)),
     Publication: lambda user: Q(pk__in=seen(Publication, user)),
     Distribution: lambda user: Q(pk__in=seen(Distribution, user)) | _of_owned_repositories(user),
+    Artifact: lambda user: Q(pk__in=()),
 }
-"""What a user who is not an admin sees of each model."""
+"""What a user who is not an admin sees of each model: no artifacts, which every repository shares (an
+artifact's href in a body, such as a content create's, is then one that names nothing)."""
 
 
 def visible(queryset: QuerySet[Any], user: User) -> QuerySet[Any]:
@@ -95,6 +100,18 @@ def _of_owned_repositories(user: User) -> Q:
 def visible_or_404(queryset: QuerySet[Any], user: User, **lookups: Any) -> Any:
     """The object of `queryset` that `lookups` find, if `user` may see it; else a 404 (Http404)."""
     return get_object_or_404(visible(queryset, user), **lookups)
+
+
+def addable(queryset: QuerySet[FileContent], user: User) -> QuerySet[FileContent]:
+    """The content units of `queryset` that `user` may add to a repository: all of them for an admin;
+    for anyone else, those a version of a repository they own holds, that is, content they may distribute
+    already (permissions.may_distribute). Adding a unit to a repository is distributing it, once that
+    repository is distributed: a viewer who sees another's content may not copy it into their own. Content
+    a user uploaded qualifies, as a user's upload goes into a repository they own."""
+    if is_admin(user):
+        return queryset
+    holding = RepositoryContent.objects.filter(version__repository__in=owned(Repository, user)).values("content")
+    return queryset.filter(pk__in=holding)
 
 
 def roles_of(user: User, obj: Model) -> list[str]:

@@ -193,6 +193,37 @@ def test_owners_alone_change_and_distribute_a_repository(admin: APIClient) -> No
     assert ok(call(bob, "GET", publication["pulp_href"] + "my_permissions/")) == {"permissions": permissions}
 
 
+def test_a_viewer_cannot_copy_her_content_into_his_repository(db: Path) -> None:
+    alice, bob = client_of("alice"), client_of("bob")
+    repository = repository_with_versions(alice)
+    ok(call(alice, "POST", repository["pulp_href"] + "add_role/",
+            {"role": "file.filerepository_viewer", "users": ["bob"], "groups": []}), 201)
+    [hers] = ok(call(bob, "GET", "content/file/files/?relative_path=a.txt"))["results"]  # he sees it
+    his = ok(call(bob, "POST", "repositories/file/file/", {"name": "his"}), 201)
+    own = ok(upload(bob, "own.txt", b"own\n", his["pulp_href"]), 201)
+    ok(call(bob, "POST", "distributions/file/file/", {"name": "d", "base_path": "d", "repository": his["pulp_href"]}),
+       201)
+
+    adding = {"add_content_units": [hers["pulp_href"], own["pulp_href"]]}
+    copied = call(bob, "POST", his["pulp_href"] + "modify/", adding)
+    assert (copied.status_code, list(copied.json())) == (400, ["add_content_units"])
+    assert copied.json()["add_content_units"][0].endswith("Not yours to add: " + hers["pulp_href"])
+    assert Repository.objects.get(name="his").latest_version().number == 1  # type: ignore[union-attr]
+    assert fetched(APIClient(), "/pulp/content/d/a.txt").status_code == 404, "his distribution serves none of hers"
+    by_artifact = {"artifact": f"/pulp/api/v3/artifacts/{Artifact.objects.get(sha256=ALPHA).pk}/",
+                   "relative_path": "a.txt", "repository": his["pulp_href"]}
+    assert call(bob, "POST", "content/file/files/", by_artifact).json() == {
+        "artifact": ["Invalid hyperlink - Object does not exist."]}, "nor by her artifact: artifacts are admins'"
+
+    mine = ok(call(bob, "POST", "repositories/file/file/", {"name": "mine"}), 201)
+    task = ok(call(bob, "GET", ok(call(bob, "POST", mine["pulp_href"] + "modify/",
+                                       {"add_content_units": [own["pulp_href"]]}), 202)["task"]))
+    assert task["state"] == "completed", "what he uploaded is his to add anywhere he owns"
+    theirs = ok(call(alice, "GET", ok(call(alice, "POST", repository["pulp_href"] + "modify/",
+                                           {"add_content_units": [hers["pulp_href"]]}), 202)["task"]))
+    assert theirs["state"] == "completed", "an owner adds her repository's content"
+
+
 def test_operations_not_served_are_declared_and_say_why(admin: APIClient) -> None:
     document = APIClient().get(API + "docs/api.json").json()
     assert document["paths"][API + "acs/file/file/"]["post"]["operationId"] == "acs_file_file_create"

@@ -11,6 +11,9 @@ All run in the request (database rows and local files: no downloads). A modify a
 recorded as tasks, finished when the 202 answer points to them, as an orphan cleanup is (finished.py).
 Adding to a repository, deleting and repairing its versions are for its owners and admins; content
 made outside a repository belongs to no one, so only admins make it (anyone else names a repository).
+A unit added by its href needs the same right over its source that distributing it would: a repository
+the user owns holds it already (access.addable), so that a viewer of another's repository cannot copy
+its content into their own and serve it from there.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from django.db import transaction
 from rest_framework import serializers
 
 from pulp_base.manifest import path_problem
-from pulp_sync.api.access import is_admin, may_change, visible
+from pulp_sync.api.access import addable, is_admin, may_change, visible
 from pulp_sync.api.fields import RelatedHrefField
 from pulp_sync.api.pulp.filters import object_of
 from pulp_sync.api.pulp.finished import finished_task
@@ -46,6 +49,10 @@ MODIFY = "modify"
 REPAIR = "repair"
 """The name of a task repairing a version."""
 _NOT_OWNER = "You may change only the repositories you own."
+_NOT_DISTRIBUTABLE = (
+    "You may add only content that a repository you own holds (an upload of yours does), as adding it to a "
+    "repository lets that repository's distributions serve it."
+)
 _EXPECTED = (VersionError, OSError)
 """What fails a change or a repair with its message alone: a refusal, or the store's file system."""
 
@@ -116,27 +123,38 @@ class ContentCreateSerializer(PulpFields, serializers.Serializer):
 
 
 class ContentHrefs(serializers.ListField):
-    """Content units by their hrefs, of those the user sees (a 400 for any other); "*" for all of them."""
+    """Content units by their hrefs, of those the user sees (a 400 for any other); "*" for all of them.
+    Units to add must also be ones the user may add (access.addable: content they may distribute)."""
 
-    def __init__(self, everything: bool = False, **kwargs: Any) -> None:
+    def __init__(self, everything: bool = False, adding: bool = False, **kwargs: Any) -> None:
         self.everything = everything
+        self.adding = adding
         super().__init__(child=serializers.CharField(), required=False, **kwargs)
 
     def to_internal_value(self, hrefs: Any) -> list[int] | None:  # type: ignore[override]
         listed = super().to_internal_value(hrefs)
         if self.everything and listed == ["*"]:
             return None
-        seen = visible(FileContent.objects.all(), self.context["request"].user)
+        user = self.context["request"].user
+        seen = visible(FileContent.objects.all(), user)
         try:
-            return [object_of(href, "pulp-file-content-detail", seen, {"pk": "pk"}, "").pk for href in listed]
+            pks = [object_of(href, "pulp-file-content-detail", seen, {"pk": "pk"}, "").pk for href in listed]
         except serializers.ValidationError as error:  # object_of's {parameter: [message]}
             raise serializers.ValidationError(error.detail[""]) from error  # type: ignore[call-overload]
+        if self.adding:
+            allowed = set(addable(FileContent.objects.filter(pk__in=pks), user).values_list("pk", flat=True))
+            refused = [href for href, pk in zip(listed, pks, strict=True) if pk not in allowed]
+            if refused:
+                raise serializers.ValidationError(f"{_NOT_DISTRIBUTABLE} Not yours to add: {', '.join(refused)}")
+        return pks
 
 
 class ModifySerializer(PulpFields, serializers.Serializer):
     """The body of POST {repository href}modify/: Pulp's content changes, into a new version."""
 
-    add_content_units = ContentHrefs(help_text="Content units to add (hrefs).")
+    add_content_units = ContentHrefs(
+        adding=True, help_text="Content units to add (hrefs): of repositories you own, or uploaded by you."
+    )
     remove_content_units = ContentHrefs(everything=True, help_text='Content units to remove (hrefs), or ["*"].')
     base_version = serializers.CharField(
         required=False, help_text="The version to start from (an href of the repository's); its latest if not given."
