@@ -28,7 +28,9 @@ failed), as in Pulp.
 
 A task runs only if the user who dispatched it may still use its remote when it starts
 (permissions.may_use_remote, which the API checked when it dispatched it): a role removed meanwhile
-fails it before it reaches the remote.
+fails it before it reaches the remote. So does the user's deletion: the task's `dispatched_by` is then
+null, as for a task of the command line, so the RQ job itself carries who dispatched it, and a job whose
+dispatcher is no longer on its task's row is refused.
 """
 
 from __future__ import annotations
@@ -201,8 +203,9 @@ def wait_for(task: Task, timeout: float | None = None, *, progress: ProgressSink
         follower.finish()
 
 
-def run_sync_task(task_id: str, manifest_file: str | None = None) -> str:
-    """The RQ job: run the task in this worker's process; its final state.
+def run_sync_task(task_id: str, manifest_file: str | None = None, dispatcher: int | None = None) -> str:
+    """The RQ job: run the task in this worker's process; its final state. `dispatcher`: the id of the API
+    user who dispatched it, if one did; the task's row forgets it when that user is deleted.
 
     It records which process runs it (host:pid, in the job's meta) for `reap_abandoned_tasks`. It
     opens its own database connection and closes it at the end: a forked work horse must not use
@@ -215,7 +218,7 @@ def run_sync_task(task_id: str, manifest_file: str | None = None) -> str:
     connections.close_all()
     try:
         local = None if manifest_file is None else Path(manifest_file)
-        state = str(_run(task_id, worker=job.worker_name or "", manifest_file=local, queue=job.origin))
+        state = str(_run(task_id, job.worker_name or "", manifest_file=local, queue=job.origin, dispatcher=dispatcher))
         log.info("Task %s %s", task_id, state)
         return state
     finally:
@@ -377,6 +380,7 @@ def _enqueue(task: Task, manifest_file: Path | None = None) -> None:
             run_sync_task,
             str(task.pk),
             None if manifest_file is None else str(manifest_file.resolve()),
+            task.dispatched_by_id,
             job_id=task.job_id,
             job_timeout=defaults.JOB_TIMEOUT,
             result_ttl=defaults.JOB_RECORD_SECONDS,
@@ -389,9 +393,11 @@ def _enqueue(task: Task, manifest_file: Path | None = None) -> None:
         _end(task.pk, TaskState.FAILED, error=f"the task could not be queued on Redis at {where}: {one_line(error)}")
 
 
-def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: str | None = None) -> str:
+def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: str | None = None,
+         dispatcher: int | None = None) -> str:
     """Run a waiting task here, from running to completed or failed; its final state. `queue`: the RQ
-    queue the task came from, where its split sync's shards go (None: inline, shards in processes here)."""
+    queue the task came from, where its split sync's shards go (None: inline, shards in processes here).
+    `dispatcher`: the id of the user who dispatched it, as its RQ job recorded it (run_sync_task)."""
     started = Task.objects.filter(pk=task_id, state=TaskState.WAITING)
     if not started.update(state=TaskState.RUNNING, started=timezone.now(), worker=worker):
         state = Task.objects.filter(pk=task_id).values_list("state", flat=True).first()
@@ -400,7 +406,7 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: st
                               f"installation queued it on {queue_name()}; give each its own PULP_SYNC_QUEUE")
         return state  # it ended before it ran (found abandoned)
     task = Task.objects.select_related("remote", "repository", "dispatched_by").get(pk=task_id)
-    refused = _why_refused(task)
+    refused = _why_refused(task, dispatcher)
     if refused is not None:
         _end(task_id, TaskState.FAILED, error=refused)
         return TaskState.FAILED
@@ -437,12 +443,15 @@ def _shard_runner(task: Task, worker: str, queue: str | None) -> Runner:
     return on_workers(connection, queue, str(task.pk), task.remote.pk, worker, alive)
 
 
-def _why_refused(task: Task) -> str | None:
-    """Why the task may not run, or None if it may: its remote or repository is gone, or the user who
-    dispatched it may no longer use its remote (permissions.may_use_remote, as the API checked when it
-    dispatched it: a role removed since then ends their use of the remote and its credentials)."""
+def _why_refused(task: Task, dispatcher: int | None = None) -> str | None:
+    """Why the task may not run, or None if it may: its remote or repository is gone, the user who
+    dispatched it (`dispatcher`, from its job) was deleted, or they may no longer use its remote
+    (permissions.may_use_remote, as the API checked when it dispatched it: a role removed since then ends
+    their use of the remote and its credentials)."""
     if task.remote is None or task.repository is None:
         return "its remote or repository was deleted before it ran"
+    if dispatcher is not None and task.dispatched_by_id != dispatcher:
+        return "the user who started it no longer exists: the sync was refused before it reached the remote"
     user = task.dispatched_by
     if user is not None and not may_use_remote(user, task.remote):
         return (f"{user.get_username()}, who started it, may no longer use its remote (they do not see it): the "

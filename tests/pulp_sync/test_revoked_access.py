@@ -1,8 +1,8 @@
 """Revoked access ends: a user who lost their role on another user's remote cannot sync from it any
 more, neither as the repository's own remote (checked when the sync is dispatched) nor by a task
-dispatched before the role was removed (checked again when a real worker starts it); a co-owner who lost
-their role on a repository no longer serves it through the distribution they made of it, which its owner
-sees and deletes."""
+dispatched before the role was removed or the user deleted (checked again when a real worker starts it);
+a co-owner who lost their role on a repository no longer serves it through the distribution they made of
+it, which its owner sees and deletes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -81,6 +82,23 @@ def test_a_worker_refuses_a_sync_whose_dispatcher_lost_the_remote_meanwhile(
     assert task.error == (
         "bob, who started it, may no longer use its remote (they do not see it): the sync was refused before it "
         "reached the remote"
+    )
+    assert counted.stats()["requests_total"] == 0, "nothing was sent to the remote, with her credentials or not"
+
+
+def test_a_worker_refuses_a_sync_whose_dispatcher_was_deleted_meanwhile(
+    alice: APIClient, bob: APIClient, counted: RunningServer, workers: Workers
+) -> None:
+    remote, sync = her_remote_in_his_repository(alice, bob, counted.url + "good/PULP_MANIFEST")
+    assert call(bob, "POST", sync, {}).status_code == 202, "while he exists; no worker runs yet"
+    User.objects.filter(username="bob").delete()  # as any deletion does: the task's dispatched_by is null
+    assert Task.objects.get().dispatched_by is None
+
+    workers.start("simple")
+    task = finished(Task.objects.get(), workers)
+    assert (task.state, task.error) == (
+        TaskState.FAILED,
+        "the user who started it no longer exists: the sync was refused before it reached the remote",
     )
     assert counted.stats()["requests_total"] == 0, "nothing was sent to the remote, with her credentials or not"
 
