@@ -8,7 +8,10 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
-__all__ = ["save_user", "token_for"]
+from pulp_sync.models import Task, TaskState
+from pulp_sync.tasks import cancel_task
+
+__all__ = ["save_user", "delete_user", "token_for"]
 
 
 def save_user(name: str, password: str | None, admin: bool | None = None) -> tuple[User, bool]:
@@ -27,6 +30,24 @@ def save_user(name: str, password: str | None, admin: bool | None = None) -> tup
     user.full_clean()
     user.save()
     return user, created
+
+
+def delete_user(name: str) -> int:
+    """Delete the user named `name`, their waiting tasks canceled first (their RQ jobs off the queue); how
+    many were canceled. LookupError if no user has the name.
+
+    A task waits on its dispatcher's behalf: once they are gone no one answers for it, so it is canceled
+    rather than left to a worker (which would refuse it anyway, tasks._why_refused, had it been dispatched
+    meanwhile). A running task is left to finish: it was checked when it started. The user's roles and
+    token go with them, so what they alone owned is for admins only, and the distributions they alone owned
+    stop serving (permissions.may_serve); their tasks stay, naming no dispatcher."""
+    user = User.objects.filter(username=name).first()
+    if user is None:
+        raise LookupError(f"no user named {name!r}")
+    waiting = Task.objects.filter(dispatched_by=user, state=TaskState.WAITING).values_list("pk", flat=True)
+    canceled = [task for task in map(cancel_task, list(waiting)) if task.state == TaskState.CANCELED]
+    user.delete()
+    return len(canceled)
 
 
 def token_for(user: User) -> str:

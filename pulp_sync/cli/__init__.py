@@ -1,5 +1,5 @@
 """The `pulp-sync` command line: migrate, reset, downloaders, sync, repositories, verify, worker, tasks,
-api, createuser, `fixtures` and `bench`.
+api, createuser, deleteuser, `fixtures` and `bench`.
 
 Errors a user can fix are one line on stderr, `Error: ...`, never a traceback. The exit status says
 which kind: 2 for a usage error, what was asked for on the command line (a bad option or argument, as
@@ -13,7 +13,7 @@ command is in the module of its concern:
     downloaders.py  downloaders: the installed downloader plugins
     sync.py         sync: the remote saved from the options, the repository synced from it
     tasks.py        tasks, tasks cancel, worker: the RQ tasks and what runs them
-    server.py       api, createuser: the REST API and its users
+    server.py       api, createuser, deleteuser: the REST API and its users
     shared.py       what several commands share: the database opened, Redis errors, a task as JSON
 
 The models and the heavy modules are imported inside the commands, so that `pulp-sync --help` and a
@@ -90,6 +90,7 @@ class _Cli(click.Group):
         tasks.tasks,
         server.api,
         server.createuser,
+        server.deleteuser,
     ],
 )
 @click.version_option(package_name="pulp-sync")

@@ -113,3 +113,22 @@ def createuser(name: str, password: str | None, token: bool, admin: bool | None)
     click.echo(f"{'Created' if created else 'Updated'} {kind} {name}", err=True)
     if token:
         click.echo(token_for(user))
+
+
+@click.command()
+@click.argument("name")
+def deleteuser(name: str) -> None:
+    """Delete an API user, canceling their waiting tasks first (a task waits on its dispatcher's behalf).
+
+    Their roles go with them: what they alone owned is for admins only, and the distributions they alone
+    owned stop serving. Their finished and running tasks stay, naming no one (docs/api.md).
+    """
+    open_database()
+    from pulp_sync.api.auth import delete_user
+    from pulp_sync.cli.shared import UsageProblem
+
+    try:
+        canceled = delete_user(name)
+    except LookupError as error:
+        raise UsageProblem(str(error)) from error
+    click.echo(f"Deleted user {name}; canceled {canceled} waiting task{'' if canceled == 1 else 's'}", err=True)

@@ -1,8 +1,8 @@
 """Revoked access ends: a user who lost their role on another user's remote cannot sync from it any
 more, neither as the repository's own remote (checked when the sync is dispatched) nor by a task
-dispatched before the role was removed or the user deleted (checked again when a real worker starts it);
-a co-owner who lost their role on a repository no longer serves it through the distribution they made of
-it, which its owner sees and deletes."""
+dispatched before the role was removed (checked again when a real worker starts it), nor once they are
+deleted; a co-owner who lost their role on a repository no longer serves it through the distribution
+they made of it, which its owner sees and deletes; deleting a user cancels their waiting tasks."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from redis import Redis
 from rest_framework.test import APIClient
+from rq import Queue
 
 from fixtures.server import RunningServer, serve_in_background
 from pulp_sync.models import Task, TaskState
@@ -23,6 +25,7 @@ from pulp_sync.serving import distribution_at
 from tests.pulp_sync.test_api_users import VIEWER, alice, bob  # noqa: F401 - fixtures, used by name
 from tests.pulp_sync.test_pulp_api import call, created
 from tests.pulp_sync.test_pulp_publishing import fetched, repository_with_versions, upload
+from tests.pulp_sync.test_remote_options import invoke
 from tests.pulp_sync.test_tasks import Workers, finished, queue, redis, workers  # noqa: F401 - fixtures
 
 OWNER = "file.filerepository_owner"
@@ -101,6 +104,25 @@ def test_a_worker_refuses_a_sync_whose_dispatcher_was_deleted_meanwhile(
         "the user who started it no longer exists: the sync was refused before it reached the remote",
     )
     assert counted.stats()["requests_total"] == 0, "nothing was sent to the remote, with her credentials or not"
+
+
+def test_deleteuser_cancels_the_users_waiting_tasks(
+    alice: APIClient, bob: APIClient, counted: RunningServer, queue: str, redis: Redis
+) -> None:
+    remote, sync = her_remote_in_his_repository(alice, bob, counted.url + "good/PULP_MANIFEST")
+    assert call(bob, "POST", sync, {}).status_code == 202, "no worker runs: it waits"
+    task = Task.objects.get()
+    assert Queue(queue, connection=redis).job_ids == [str(task.pk)]
+
+    deleted = invoke("deleteuser", "bob")
+    assert (deleted.exit_code, deleted.stderr) == (0, "Deleted user bob; canceled 1 waiting task\n")
+    task.refresh_from_db()
+    assert task.state == TaskState.CANCELED and Queue(queue, connection=redis).job_ids == []
+    assert not User.objects.filter(username="bob").exists()
+    assert call(alice, "GET", remote["pulp_href"]).status_code == 200, "what he saw is left as it was"
+
+    unknown = invoke("deleteuser", "bob")
+    assert (unknown.exit_code, unknown.stderr) == (2, "Error: no user named 'bob'\n")
 
 
 def served(path: str) -> tuple[int, bytes]:
