@@ -1,5 +1,5 @@
 """The REST API from the command line: `api` serves it (nginx before gunicorn, pulp_sync/api/server.py),
-`createuser` makes the users who call it (pulp_sync/api/auth.py)."""
+`createuser` makes the users who call it and `deleteuser` takes one away (pulp_sync/api/auth.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import click
 
 from pulp_base.nginx import NginxNotFound
 from pulp_sync import defaults
-from pulp_sync.cli.shared import open_database
+from pulp_sync.cli.shared import UsageProblem, open_database
 from pulp_sync.errors import ApiFailed
 
-__all__ = ["HostPort", "ProxySide", "api", "createuser"]
+__all__ = ["HostPort", "ProxySide", "api", "createuser", "deleteuser"]
 
 
 class HostPort(click.ParamType):
@@ -36,14 +36,15 @@ class HostPort(click.ParamType):
 
 
 class ProxySide(HostPort):
-    """--behind-proxy: a unix socket's path (anything with a `/`), or host:port as --bind takes it."""
+    """--behind-proxy: a unix socket's path (anything with a `/`, `unix:` before it or not), or host:port as
+    --bind takes it."""
 
     name = "socket|host:port"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         text = str(value)
         if "/" in text:
-            path = Path(text).absolute()
+            path = Path(text.removeprefix("unix:")).absolute()
             if len(str(path)) > defaults.API_SOCKET_PATH_BYTES:
                 self.fail(f"{text!r}: a unix socket's path may have {defaults.API_SOCKET_PATH_BYTES} bytes", param, ctx)
             return f"unix:{path}"
@@ -125,7 +126,6 @@ def deleteuser(name: str) -> None:
     """
     open_database()
     from pulp_sync.api.auth import delete_user
-    from pulp_sync.cli.shared import UsageProblem
 
     try:
         canceled = delete_user(name)

@@ -16,12 +16,14 @@ from contextlib import ExitStack
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import click
 import psutil
 import pytest
 import urllib3
 
 from pulp_base.servers import free_port
 from pulp_sync import defaults
+from pulp_sync.cli.server import ProxySide
 from tests.pulp_sync.test_api import PULP_SYNC, Api, api, api_url, distribute, running  # noqa: F401 - api by name
 
 pytestmark = pytest.mark.slow
@@ -174,3 +176,17 @@ def test_behind_a_proxy_gunicorn_serves_alone(tmp_path: Path, api: Api) -> None:
     refused = subprocess.run([str(PULP_SYNC), "api", "--accel-redirect", "/p/"], capture_output=True, text=True,
                              env=api.env, timeout=60)
     assert refused.returncode == 2 and "only with --behind-proxy" in refused.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("given", "bound"),
+    [("unix:/run/api.sock", "unix:/run/api.sock"), ("/run/api.sock", "unix:/run/api.sock"),
+     ("run/api.sock", f"unix:{Path.cwd() / 'run/api.sock'}"), ("127.0.0.1:8000", "127.0.0.1:8000")],
+)
+def test_behind_proxy_takes_a_socket_or_host_port(given: str, bound: str) -> None:
+    assert ProxySide().convert(given, None, None) == bound
+
+
+def test_a_socket_path_past_the_kernels_limit_is_refused() -> None:
+    with pytest.raises(click.BadParameter, match="a unix socket's path may have 100 bytes"):
+        ProxySide().convert("/" + "x" * 120, None, None)
