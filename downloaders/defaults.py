@@ -5,6 +5,20 @@ from __future__ import annotations
 DOWNLOAD_CONCURRENCY: int = 10
 """Downloads in flight at once; pulpcore's default for a Remote."""
 
+MAX_DOWNLOAD_CONCURRENCY: int = 256
+"""The most downloads a sync may have in flight at once: the bound of `download_concurrency`.
+
+Each download in flight holds two file descriptors, its socket and its temp file, and a process may
+open 1024 by default (the usual soft RLIMIT_NOFILE, which systemd and most shells give a service):
+256 downloads hold 512, and leave the other half to what else the process holds open (its database
+and Redis connections, keep-alive connections waiting in the pools, a proxy's, an event loop's, logs),
+so that a sync at the bound fails on no "Too many open files". It bounds the whole sync, however many
+processes share it out, so a sync split across processes holds no more. Measured throughput stops
+growing far below it (docs/tuning-your-remote.md: 32 to 64 on a loopback remote); an unbounded value
+made the futures engine fill its pool with a slot per download before the first one started (5.3 GB
+in 13 minutes at 2,000,000,000).
+"""
+
 MAX_RETRIES: int = 3
 """Retries after the first attempt for connection errors, timeouts, 429 and 5xx."""
 

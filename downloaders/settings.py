@@ -105,10 +105,11 @@ def _check_headers(name: str, headers: Mapping[str, str]) -> None:
         check_header(header, value)
 
 
-def _check_at_least_one(name: str, value: int) -> None:
-    """A count of things in flight: 1 or more (0 would never start a download)."""
-    if value < 1:
-        raise SettingError(f"{name} must be at least 1, not {value!r}")
+def _check_concurrency(name: str, value: int) -> None:
+    """Downloads in flight: 1 or more (0 would never start one), at most `defaults.MAX_DOWNLOAD_CONCURRENCY`
+    (each holds a socket and a file: the reasoning is there)."""
+    if not 1 <= value <= defaults.MAX_DOWNLOAD_CONCURRENCY:
+        raise SettingError(f"{name} must be from 1 to {defaults.MAX_DOWNLOAD_CONCURRENCY}, not {value!r}")
 
 
 def _check_not_negative(name: str, value: int) -> None:
@@ -150,8 +151,8 @@ def _remote(help: str, secret: bool = False, rule: Rule | None = None) -> dict[s
 class DownloaderSettings:
     """Settings of one remote's downloads; checked when built, so a bad value fails before any fetch."""
 
-    download_concurrency: int = field(default=defaults.DOWNLOAD_CONCURRENCY,
-                                      metadata=_remote("Downloads in flight at once.", rule=_check_at_least_one))
+    download_concurrency: int = field(default=defaults.DOWNLOAD_CONCURRENCY, metadata=_remote(
+        f"Downloads in flight at once, 1 to {defaults.MAX_DOWNLOAD_CONCURRENCY}.", rule=_check_concurrency))
     connect_timeout: float | None = field(default=defaults.CONNECT_TIMEOUT, metadata=_remote(
         "Seconds to get a connection, waiting for a free one in the pool included.", rule=_check_seconds))
     sock_connect_timeout: float | None = field(default=defaults.SOCK_CONNECT_TIMEOUT, metadata=_remote(

@@ -150,7 +150,8 @@ class Variant:
     downloader: str = ""
     """An installed downloader (`pulp-sync downloaders`) of a pulp-sync variant."""
     download_concurrency: StrictInt = defaults.CONCURRENCY
-    """Downloads in flight at once, 1 or more (a command variant's {concurrency})."""
+    """Downloads in flight at once, 1 to 256 (downloaders.defaults.MAX_DOWNLOAD_CONCURRENCY; a command
+    variant's {concurrency})."""
     processes: StrictInt | str = 1
     """Processes one sync splits its downloads across: 1 to 256, or "auto"."""
     profile: str | None = None

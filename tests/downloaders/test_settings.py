@@ -25,6 +25,8 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
     ({"sock_read_timeout": defaults.MAX_SECONDS + 1}, "sock_read_timeout must be a positive number of seconds"),
     ({"total_timeout": float("nan")}, "total_timeout must be a positive number of seconds"),
     ({"connect_timeout": 0.0}, "connect_timeout must be a positive number of seconds"),
+    ({"download_concurrency": 0}, "download_concurrency must be from 1 to 256, not 0"),
+    ({"download_concurrency": 2_000_000_000}, "download_concurrency must be from 1 to 256, not 2000000000"),
     ({"rate_limit": 1e-308}, "rate_limit is requests per second, finite and at least 1/2147483"),
     ({"rate_limit": float("inf")}, "rate_limit is requests per second, finite"),
     ({"headers": {"X-Trace": "a\r\nX-Injected: 1"}}, "headers: the value of X-Trace holds CR, LF or NUL"),

@@ -87,12 +87,14 @@ def test_the_downloader_is_a_choice_of_the_installed_ones(db: Path, server: str)
 
 
 @pytest.mark.parametrize(("given", "why"), [
-    ("0", "download_concurrency must be at least 1, not 0"),
-    ("-1", "download_concurrency must be at least 1, not -1"),
+    ("0", "download_concurrency must be from 1 to 256, not 0"),
+    ("-1", "download_concurrency must be from 1 to 256, not -1"),
+    ("2000000000", "download_concurrency must be from 1 to 256, not 2000000000"),
     ("ten", "download_concurrency: 'ten' is not a whole number"),
 ])
 def test_a_concurrency_no_sync_can_use_is_a_usage_error(db: Path, server: str, given: str, why: str) -> None:
-    """The rule of downloaders/settings.py, as the API and the harness's specs apply it: one message for 0 and -1."""
+    """The rule of downloaders/settings.py, as the API and the harness's specs apply it: one message for 0, -1
+    and a value past the bound (downloaders.defaults.MAX_DOWNLOAD_CONCURRENCY)."""
     result = invoke("sync", server + "good/PULP_MANIFEST", "--concurrency", given)
     assert result.exit_code == 2 and result.stdout == ""
     option = "'--download-concurrency' / '--concurrency'"

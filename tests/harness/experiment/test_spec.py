@@ -62,6 +62,8 @@ def test_round_trip_through_json_values() -> None:
         ({"variants": [{"name": "a", "downloader": "x"}, {"name": "a", "downloader": "y"}]}, "unique"),
         ({"variants": [{"name": "a", "downloader": "x", "tasking": "celery"}]}, "is not one of inline, rq"),
         ({"variants": [{"name": "a b", "downloader": "x"}]}, "letters"),
+        ({"variants": [{"name": "a", "downloader": "x", "download_concurrency": 2_000_000_000}]},
+         "^variant 'a': download_concurrency must be from 1 to 256, not 2000000000$"),
         ({"variants": [{"name": "a", "downloader": "x", "processes": 0}]},
          "^variant 'a': download_processes must be from 1 to 256, or auto, not 0$"),
         ({"variants": [{"name": "a", "downloader": "x", "processes": "all"}]},
