@@ -237,7 +237,8 @@ def _response(pool: urllib3.PoolManager, chain: Redirects) -> urllib3.BaseHTTPRe
 
 
 def _pool_manager(settings: DownloaderSettings, engine: str, ssl_context: ssl.SSLContext) -> urllib3.PoolManager:
-    """One thread-safe pool per fetch, `download_concurrency` keep-alive connections per host.
+    """One thread-safe pool per fetch, up to `download_concurrency` keep-alive connections per host, each made
+    when a request finds none idle (`_NoSlotsUpFront`).
 
     Its `headers` are a first hop's, which `Redirects` starts from; each request passes its hop's own.
     """
@@ -301,11 +302,26 @@ class _CheckedHTTPSConnection(_CheckedHTTPConnection, HTTPSConnection):
     """The HTTPS one, likewise."""
 
 
-class _CheckedHTTPPool(HTTPConnectionPool):
+class _NoSlotsUpFront(HTTPConnectionPool):
+    """A pool that keeps up to `maxsize` idle connections, as urllib3's, without putting a placeholder per
+    connection in its queue when it is made (urllib3 does, so that a blocking pool waits for a free slot).
+
+    The pools here never block (`block` is False: a request finds an idle connection or makes one), and the
+    engine has at most `download_concurrency` requests in flight, so a pool holds no more connections than
+    the most requests it saw at once, at most one per file to fetch: 3 files at concurrency 256 make 3.
+    """
+
+    def __init__(self, host: str, port: int | None = None, *, maxsize: int = 1, **kwargs: Any) -> None:
+        super().__init__(host, port, maxsize=0, **kwargs)  # an unbounded queue, and no placeholder in it
+        assert self.pool is not None
+        self.pool.maxsize = maxsize  # the bound of idle connections kept; _put_conn closes one past it
+
+
+class _CheckedHTTPPool(_NoSlotsUpFront):
     ConnectionCls = _CheckedHTTPConnection
 
 
-class _CheckedHTTPSPool(HTTPSConnectionPool):
+class _CheckedHTTPSPool(_NoSlotsUpFront, HTTPSConnectionPool):
     ConnectionCls = _CheckedHTTPSConnection
 
 

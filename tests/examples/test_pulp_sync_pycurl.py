@@ -4,12 +4,15 @@ the conformance suite's and tests/pulp_sync/test_hostile_input.py's."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pycurl
+import pytest
 from pulp_sync_pycurl import downloader
 from pulp_sync_pycurl.downloader import curl_options
 
-from downloaders import DownloaderSettings, first_hop_headers
+from downloaders import DownloaderSettings, DownloadRequest, first_hop_headers
+from tests.downloaders.test_bounds import fetch_all, three_files  # noqa: F401, F811 - a fixture, used by name
 
 
 def test_the_defaults_verify_tls_ignore_proxy_variables_and_send_our_headers() -> None:
@@ -56,3 +59,19 @@ def test_every_setting_reaches_libcurl(tmp_path: Path) -> None:
     assert options[pycurl.SSLKEY] == str(tmp_path / "client.key")
     assert headers["X-Mirror"] == "a"
     assert options[pycurl.BUFFERSIZE] == downloader.MAX_BUFFER
+
+
+def test_an_easy_handle_is_made_only_for_a_transfer_that_starts(
+    three_files: list[DownloadRequest], tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    """3 files at a concurrency of 200 make 3 handles, not 200 up front."""
+    made: list[pycurl.Curl] = []
+    curl = pycurl.Curl
+
+    def counted(*args: Any) -> pycurl.Curl:
+        made.append(curl(*args))
+        return made[-1]
+
+    monkeypatch.setattr(pycurl, "Curl", counted)
+    fetch_all(downloader.CurlDownloader, three_files, tmp_path)
+    assert 1 <= len(made) <= 3

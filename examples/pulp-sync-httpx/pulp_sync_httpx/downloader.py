@@ -1,8 +1,9 @@
 """HttpxDownloader: httpx's AsyncClient over HTTP/1.1, one connection pool of `download_concurrency`.
 
-The scheduling is this plugin's own: `download_concurrency` worker coroutines take jobs from one
+The scheduling is this plugin's own: up to `download_concurrency` worker coroutines take jobs from one
 queue, one attempt at a time, so at most that many requests are in flight and the pool never makes
-anyone wait. A job to retry goes back to the queue once its backoff is over (a timer, not a
+anyone wait; a worker starts with each job queued until there are that many, so a fetch of 3 files runs
+3 whatever the concurrency. A job to retry goes back to the queue once its backoff is over (a timer, not a
 sleeping worker), so backing off holds no connection. A window of twice as many live jobs bounds
 what is taken from the requests, and a worker that finished a download waits for room in the
 bounded hand-off before it takes the next job: a slow consumer holds the whole fetch back.
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -97,8 +98,7 @@ class HttpxDownloader(BaseDownloader):
         main = asyncio.current_task()
         assert main is not None
         handoff.cancel_on_close(main)
-        workers = self.settings.download_concurrency
-        window = WINDOW_FACTOR * workers
+        window = WINDOW_FACTOR * self.settings.download_concurrency
         async with self._client() as client, asyncio.TaskGroup() as group:
             fetch = _Fetch(
                 client,
@@ -108,8 +108,7 @@ class HttpxDownloader(BaseDownloader):
                 RateLimiter(self.settings.rate_limit),
                 asyncio.Semaphore(window),
             )
-            for _ in range(workers):
-                group.create_task(self._work(fetch))
+            workers = _Workers(lambda: group.create_task(self._work(fetch)), self.settings.download_concurrency)
             await _feed(requests, fetch, window, workers)
 
     def _client(self) -> httpx.AsyncClient:
@@ -210,17 +209,33 @@ def _proxy(settings: DownloaderSettings) -> httpx.Proxy | None:
     return httpx.Proxy(settings.proxy_url, auth=auth)
 
 
-async def _feed(requests: Iterator[DownloadRequest], fetch: _Fetch, window: int, workers: int) -> None:
-    """Queue a job per request while fewer than `window` are alive; once all have ended, stop the workers."""
+@dataclass
+class _Workers:
+    """The worker coroutines of a fetch, started one per job queued until there are `most` of them."""
+
+    start: Callable[[], object]
+    most: int
+    started: int = 0
+
+    def one_more(self) -> None:
+        if self.started < self.most:
+            self.start()
+            self.started += 1
+
+
+async def _feed(requests: Iterator[DownloadRequest], fetch: _Fetch, window: int, workers: _Workers) -> None:
+    """Queue a job per request while fewer than `window` are alive, with a worker for it while there are
+    fewer than the concurrency; once all have ended, stop the workers."""
     while True:
         await fetch.window.acquire()
         request = next(requests, None)
         if request is None:
             break
         fetch.jobs.put_nowait(DownloadJob(request))
+        workers.one_more()
     for _ in range(window - 1):
         await fetch.window.acquire()
-    for _ in range(workers):
+    for _ in range(workers.started):
         fetch.jobs.put_nowait(None)
 
 

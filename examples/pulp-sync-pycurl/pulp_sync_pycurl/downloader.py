@@ -7,7 +7,8 @@ when a transfer ends. On 10,000 small files aiohttp alone, keeping no byte, take
 takes for the whole job (docs/performance.md in pulp-sync); this is the engine for that case.
 
 At most `download_concurrency` easy handles are in the multi handle at once (and libcurl opens no
-more connections than that); a window of twice as many live jobs bounds what is taken from the
+more connections than that), each made when a transfer finds none idle, so a fetch of 3 files makes 3
+whatever the concurrency; a window of twice as many live jobs bounds what is taken from the
 requests, and a job whose outcome the consumer has not taken yet counts as live, so a slow consumer
 holds the whole fetch back. A job to retry waits in a heap until its backoff is over, holding no
 handle. Retries, backoff, Retry-After and the rate limit follow pulp-sync's RetryPolicy and
@@ -213,7 +214,8 @@ class _Transfer:
 
 
 class _Transfers:
-    """A CurlMulti and its `download_concurrency` easy handles, each set up once and reused."""
+    """A CurlMulti and its easy handles, at most `download_concurrency`, each set up when first needed and
+    reused: one per transfer at once, never one for a download that will not start."""
 
     def __init__(self, settings: DownloaderSettings, engine: str, temp_dir: Path) -> None:
         self.settings = settings
@@ -221,17 +223,24 @@ class _Transfers:
         self.headers = first_hop_headers(settings, engine)
         self.multi = pycurl.CurlMulti()
         self.multi.setopt(pycurl.M_MAX_TOTAL_CONNECTIONS, settings.download_concurrency)
-        options = curl_options(settings)
-        self.idle: list[pycurl.Curl] = [_handle(options) for _ in range(settings.download_concurrency)]
+        self.options = curl_options(settings)
+        self.idle: list[pycurl.Curl] = []
         self.active: dict[pycurl.Curl, _Transfer] = {}
 
+    @property
+    def has_a_slot(self) -> bool:
+        """Whether a transfer may start: fewer than `download_concurrency` run (a handle is idle, or one may
+        be made)."""
+        return len(self.active) < self.settings.download_concurrency
+
     def start(self, job: DownloadJob) -> None:
-        """Begin an attempt of `job` on an idle handle; raises DownloadError for a URL it must not fetch.
+        """Begin an attempt of `job` on an idle handle, or a new one; raises DownloadError for a URL it must
+        not fetch.
 
         An easy handle is a concurrency slot: the attempt holds it from here to `_end`, which `job` clocks.
         """
         chain = Redirects(job.request.url, self.headers, self.settings)
-        handle = self.idle.pop()
+        handle = self.idle.pop() if self.idle else _handle(self.options)
         job.hold()
         seconds = deadline_seconds(job.request, self.settings)
         transfer = _Transfer(job, chain, self.temp_dir, None if seconds is None else time.monotonic() + seconds)
@@ -369,8 +378,8 @@ class _Scheduler:
             self.alive -= 1
 
     def _start(self, requests: Iterator[DownloadRequest], exhausted: bool) -> bool:
-        """Start what may start on the idle handles; whether the requests have run out."""
-        while self.transfers.idle:
+        """Start what may start in the free slots; whether the requests have run out."""
+        while self.transfers.has_a_slot:
             if self.due and self.due[0].at <= time.monotonic():
                 waiting = heapq.heappop(self.due)
                 self._attempt(waiting.job, waiting.slot_reserved)
