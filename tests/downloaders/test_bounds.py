@@ -5,7 +5,9 @@ filled its pool with a slot per download, 5.3 GB in 13 minutes at 2,000,000,000,
 from __future__ import annotations
 
 import hashlib
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +16,10 @@ import pytest
 from aiohttp import web
 from urllib3.connectionpool import HTTPConnectionPool
 
+import downloaders
 from downloaders import Downloader, DownloaderSettings, DownloadRequest, DownloadResult
 from downloaders.futures_engine import FuturesDownloader
+from tests.downloaders.conftest import BUILT_IN
 from tests.servers import serve_app
 
 FILES = {f"file-{n}": bytes([n]) * 100_000 for n in range(3)}
@@ -62,6 +66,27 @@ def test_the_futures_engine_makes_a_connection_only_for_a_download_it_starts(
     assert [held for _, held in pools] == [0], "one pool, made empty"
     assert pools[0][0].num_connections <= 3
     assert threads <= 3
+
+
+@pytest.mark.parametrize("engine", BUILT_IN)
+def test_closing_a_fetch_cuts_off_the_connects_in_progress(
+    engine: str, three_files: list[DownloadRequest], tmp_path: Path
+) -> None:
+    """A remote that never accepts (its backlog full) holds each connect for `sock_connect_timeout`, 30 s
+    by default; a consumer that stops (a sync's SIGTERM) waits for none of them."""
+    with socket.create_server(("127.0.0.1", 0), backlog=0) as deaf:
+        url = f"http://127.0.0.1:{deaf.getsockname()[1]}/never"
+        never = [DownloadRequest(f"{url}/{n}", f"never-{n}") for n in range(20)]
+        fetch = downloaders.load(engine)(DownloaderSettings(download_concurrency=21)).fetch(
+            [three_files[0], *never], tmp_path
+        )
+        first = next(fetch)
+        assert isinstance(first, DownloadResult)
+        time.sleep(0.5)  # every other download is connecting by now
+        started = time.monotonic()
+        fetch.close()
+        assert time.monotonic() - started < 2.0
+    assert list(tmp_path.iterdir()) == [first.path], "no other file left behind"
 
 
 def fetch_all(
