@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from pulp_sync.api.access import signed_in
+from pulp_sync.api.base import DeclaredQuery
 from pulp_sync.api.pulp.schema import PulpSchema
 
 __all__ = ["LoginSerializer", "LoginView"]
@@ -31,7 +32,7 @@ class LoginSerializer(serializers.Serializer):
     username = serializers.CharField(read_only=True)
 
 
-class LoginView(APIView):
+class LoginView(DeclaredQuery, APIView):
     """POST starts a session for the user the request authenticates, GET names the user, DELETE ends the
     session. Any authenticated user may (the default IsAuthenticated): a session is only another way to
     be the same user."""

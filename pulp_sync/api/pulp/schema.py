@@ -19,7 +19,7 @@ from rest_framework.viewsets import GenericViewSet
 
 from pulp_sync.api.pulp import not_served
 
-__all__ = ["APP_VERSIONS", "SCHEMA_SETTINGS", "PulpSchema", "PulpSchemaGenerator"]
+__all__ = ["APP_VERSIONS", "SCHEMA_SETTINGS", "SELECTED_FIELDS", "PulpSchema", "PulpSchemaGenerator", "selects_fields"]
 
 APP_VERSIONS = {"core": "3.85.0", "file": "3.85.0", "pulp_sync": version("pulp-sync")}
 """The Pulp release whose dialect this is (pulp-cli 0.41 needs core >= 3.49; from 3.86 on it would
@@ -43,13 +43,21 @@ SCHEMA_SETTINGS = {
 _ACTIONS = {"retrieve": "read", "destroy": "delete"}
 """Pulp's names for DRF's actions; the others (list, create, update, partial_update, sync) are the same."""
 
+SELECTED_FIELDS = {
+    "fields": "A list of fields to include in the response.",
+    "exclude_fields": "A list of fields to exclude from the response.",
+}
+"""Pulp's query parameters choosing what a response shows (serializers.PulpFields applies them), declared
+where `selects_fields` says."""
 _SELECTED_FIELDS = [
     OpenApiParameter(name, {"type": "array", "items": {"type": "string"}}, OpenApiParameter.QUERY, description=text)
-    for name, text in (
-        ("fields", "A list of fields to include in the response."),
-        ("exclude_fields", "A list of fields to exclude from the response."),
-    )
+    for name, text in SELECTED_FIELDS.items()
 ]
+
+
+def selects_fields(view: Any, method: str) -> bool:
+    """Whether the operation takes SELECTED_FIELDS: every GET of a resource."""
+    return method == "GET" and isinstance(view, GenericViewSet)
 
 
 class _PulpView(Protocol):
@@ -86,7 +94,7 @@ class PulpSchema(AutoSchema):
     def get_override_parameters(self) -> list[Any]:
         """Pulp's `fields` and `exclude_fields` on every GET of a resource (PulpFields applies them)."""
         parameters: list[Any] = super().get_override_parameters()
-        if self.method == "GET" and isinstance(self.view, GenericViewSet):
+        if selects_fields(self.view, self.method):
             parameters = [*parameters, *_SELECTED_FIELDS]
         return parameters
 

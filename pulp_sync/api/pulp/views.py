@@ -18,14 +18,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, signed_in, visible, visible_or_404
-from pulp_sync.api.base import ApiViewSet, Scoped
+from pulp_sync.api.base import ApiViewSet, DeclaredQuery, Scoped
 from pulp_sync.api.limits import JsonParser
 from pulp_sync.api.pulp import filters
 from pulp_sync.api.pulp.changes import ContentCreateSerializer, ModifySerializer, RepairSerializer, modify, repair
 from pulp_sync.api.pulp.filters import QueryFilter, QueryFilters, contains, exact, icontains, one_of, startswith
 from pulp_sync.api.pulp.orphans import clean_up_orphans
 from pulp_sync.api.pulp.roles import Roles
-from pulp_sync.api.pulp.schema import PulpSchema
+from pulp_sync.api.pulp.schema import SELECTED_FIELDS, PulpSchema, selects_fields
 from pulp_sync.api.pulp.serializers import (
     ArtifactSerializer,
     AsyncOperationResponseSerializer,
@@ -103,6 +103,11 @@ class PulpViewSet(ApiViewSet):
     pulp_id_prefix: ClassVar[str]
     pulp_tag: ClassVar[str]
     pulp_href: ClassVar[str]
+
+    def declared_query_parameters(self) -> set[str]:
+        """Also Pulp's `fields` and `exclude_fields`, where the document declares them."""
+        selected = set(SELECTED_FIELDS) if selects_fields(self, self.request.method or "") else set()
+        return super().declared_query_parameters() | selected
 
 
 class FileRemoteViewSet(Scoped, Roles, PulpViewSet, viewsets.ModelViewSet):
@@ -306,7 +311,7 @@ class TaskViewSet(Scoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, Pulp
         return Response(self.get_serializer(task).data, status=answer)
 
 
-class OrphansCleanupView(APIView):
+class OrphansCleanupView(DeclaredQuery, APIView):
     """POST: delete the content no version holds and the artifacts no content names, as a task (admins only)."""
 
     schema = PulpSchema()
@@ -325,7 +330,7 @@ class OrphansCleanupView(APIView):
         return _task_started(clean_up_orphans(signed_in(request), body.validated_data.get("content_hrefs")))
 
 
-class StatusView(APIView):
+class StatusView(DeclaredQuery, APIView):
     """GET: Pulp's status of the service."""
 
     schema = PulpSchema()
