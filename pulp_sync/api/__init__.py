@@ -7,7 +7,9 @@ and what both share, here:
 
     access.py       who sees and changes what: Pulp's object roles over pulp-sync's models
     auth.py         the API's users and their tokens (`pulp-sync createuser`)
-    base.py         what every viewset is: pages, objects scoped to the user, ownership of what they create
+    base.py         what every view is: query parameters as declared, pages, objects scoped to the user,
+                    ownership of what they create
+    documents.py    the OpenAPI documents, each made once per process
     fields.py       hrefs as Pulp gives and takes them
     limits.py       the most a request may ask: page sizes, and the JSON bodies every database stores
     pem.py          certificates and keys as PEM text

@@ -154,6 +154,8 @@ def test_a_query_parameter_no_operation_declares_is_a_400_naming_it(
     assert len(listed.json()["results"]) == (1 if "name=a" in declared else 2)
     refused = call(client, "POST", f"{collection}?bogus=1", {"name": "c", "url": "http://127.0.0.1/PULP_MANIFEST"})
     assert refused.status_code == 400 and Remote.objects.count() == 2
+    document = APIClient(HTTP_HOST="localhost").get(collection.split("remotes/")[0] + "docs/api.json?lang=de")
+    assert (document.status_code, list(document.json())) == (400, ["lang"]), "the document takes none either"
 
 
 def test_a_task_in_pulps_shape(client: APIClient) -> None:

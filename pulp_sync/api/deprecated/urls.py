@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from django.urls import include, path
-from drf_spectacular.views import SpectacularJSONAPIView
 from rest_framework.routers import DefaultRouter
 
 from pulp_sync.api.deprecated import views
+from pulp_sync.api.documents import document_view
 
 __all__ = ["urlpatterns"]
 
@@ -27,6 +27,6 @@ endpoints = [path("api/v3/", include(router.urls))]
 OpenAPI document describes."""
 
 urlpatterns = [
-    path("api/v3/docs/api.json", SpectacularJSONAPIView.as_view(patterns=endpoints), name="schema"),
+    path("api/v3/docs/api.json", document_view(patterns=endpoints), name="schema"),
     *endpoints,
 ]

@@ -4,9 +4,9 @@ not served: not_served.py), its OpenAPI document, and the content distributions 
 from __future__ import annotations
 
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularJSONAPIView
 from rest_framework.routers import SimpleRouter
 
+from pulp_sync.api.documents import document_view
 from pulp_sync.api.pulp import not_served, publishing, views
 from pulp_sync.api.pulp.content_app import content
 from pulp_sync.api.pulp.login import LoginView
@@ -42,9 +42,7 @@ urlpatterns = [
     re_path(r"^pulp/content/(?P<path>.+)$", content, name="pulp-content"),
     path(
         "pulp/api/v3/docs/api.json",
-        SpectacularJSONAPIView.as_view(
-            patterns=endpoints, generator_class=PulpSchemaGenerator, custom_settings=SCHEMA_SETTINGS
-        ),
+        document_view(patterns=endpoints, generator_class=PulpSchemaGenerator, custom_settings=SCHEMA_SETTINGS),
         name="pulp-schema",
     ),
 ]
