@@ -79,8 +79,9 @@ _SCOPES: dict[type[Model], Callable[[User], Q]] = {
     Distribution: lambda user: Q(pk__in=seen(Distribution, user)) | _of_owned_repositories(user),
     Artifact: lambda user: Q(pk__in=()),
 }
-"""What a user who is not an admin sees of each model: no artifacts, which every repository shares (an
-artifact's href in a body, such as a content create's, is then one that names nothing)."""
+"""What a user who is not an admin sees of each model: no artifacts, which every repository shares (admins'
+only, as in Pulp), so that an artifact's href in a body, such as a content create's, names nothing for
+them: a 400 naming the field, not a 500."""
 
 
 def visible(queryset: QuerySet[Any], user: User) -> QuerySet[Any]:

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from rest_framework.validators import UniqueValidator
 
 from pulp_sync.api.auth import save_user
-from pulp_sync.models import Remote, Repository, Task
+from pulp_sync.models import Artifact, Remote, Repository, Task
 from pulp_sync.tasks import dispatch_sync
 from tests.pulp_sync.test_pulp_api import call, created
 from tests.pulp_sync.test_remote_options import invoke
@@ -210,6 +210,19 @@ def test_admins_see_and_change_everything(alice: APIClient, admin: APIClient, se
         assert call(admin, method, href, {}).status_code in (200, 202), href
     assert call(alice, "GET", "status/").status_code == 200, "status is for any user"
     assert call(admin, "DELETE", repository["pulp_href"]).status_code == 204
+
+
+def test_an_artifact_named_by_a_user_is_a_400_naming_it(alice: APIClient, admin: APIClient) -> None:
+    """Artifacts are admins' only: one named in a content create by anyone else does not exist for them, as
+    one that does not exist at all (a 500 before: no user but an admin had a view of artifacts)."""
+    artifact = Artifact.objects.create(sha256="0" * 64, size=0)
+    href = f"/pulp/api/v3/artifacts/{artifact.pk}/"
+    _, repository = remote_and_repository(alice, "http://127.0.0.1/PULP_MANIFEST")
+    body = {"artifact": href, "relative_path": "empty", "repository": repository["pulp_href"]}
+    refused = call(alice, "POST", "content/file/files/", body)
+    assert (refused.status_code, refused.json()) == (400, {"artifact": ["Invalid hyperlink - Object does not exist."]})
+    made = call(admin, "POST", "content/file/files/", {"artifact": href, "relative_path": "empty"})
+    assert made.status_code == 201, made.content
 
 
 def test_a_new_origin_clears_the_credentials(alice: APIClient, certificate: tuple[Path, Path]) -> None:
