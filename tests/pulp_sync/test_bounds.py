@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from downloaders import defaults
-from pulp_sync.models import Repository
+from pulp_sync.models import Repository, TaskState
+from pulp_sync.tasks import dispatch_sync
 from tests.pulp_sync.conftest import ENGINES, manifest_line
 from tests.pulp_sync.test_crash_safety import PULP_SYNC, workspace_of
+from tests.pulp_sync.test_tasks import Workers, queue, redis, sync_source, workers  # noqa: F401 - fixtures
 from tests.servers import serve_raw
 
 FILES = 2 * defaults.MAX_DOWNLOAD_CONCURRENCY
@@ -84,6 +86,32 @@ def test_sigterm_ends_a_sync_at_the_bound_within_seconds(
     assert took < STOPPED_WITHIN, f"{took:.1f} s from SIGTERM to the end"
     assert workspace is not None and not workspace.exists(), "the partial downloads are removed"
     assert not Repository.objects.get(name="stalled").versions.exists()
+
+
+@pytest.mark.parametrize("worker_class", ["fork", "simple"])
+def test_a_worker_stopped_cold_ends_a_sync_at_the_bound_within_seconds(
+    db: Path, stalling: tuple[str, _Stalling], workers: Workers, worker_class: str
+) -> None:
+    """RQ's cold shutdown (a second SIGTERM; the first lets the task finish) of a worker whose futures sync
+    waits on the remote: RQ kills a forking worker's work horse, and a SimpleWorker unwinds the sync in its
+    own process, which waited out the downloads' timeout before (60 s)."""
+    base, remote = stalling
+    _wait_for(lambda: remote.held == 0, "the previous test's connections are gone")
+    repository, source = sync_source(base + "PULP_MANIFEST", concurrency=defaults.MAX_DOWNLOAD_CONCURRENCY)
+    worker = workers.start(worker_class)
+    task = dispatch_sync(repository, source, tasking="rq")
+    _wait_for(lambda: remote.held >= defaults.MAX_DOWNLOAD_CONCURRENCY, "every slot waiting on the remote")
+    worker.send_signal(signal.SIGTERM)
+    _wait_for(lambda: "warm shut down requested" in workers.output(), "the warm shutdown")
+    time.sleep(1.5)  # RQ ignores a second signal within a second of the first
+    worker.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    worker.wait(timeout=120)
+    took = time.monotonic() - signalled
+
+    assert took < STOPPED_WITHIN, f"{took:.1f} s from the second SIGTERM to the end"
+    task.refresh_from_db()
+    assert task.state == TaskState.FAILED and "was stopped (SIGTERM) during the sync" in task.error
 
 
 def _wait_for(condition: Callable[[], bool], what: str, seconds: float = 60) -> None:
