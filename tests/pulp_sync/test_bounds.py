@@ -60,8 +60,7 @@ def stalling() -> Iterator[tuple[str, _Stalling]]:
 def test_sigterm_ends_a_sync_at_the_bound_within_seconds(
     db: Path, stalling: tuple[str, _Stalling], engine: str, processes: str
 ) -> None:
-    """In one process, and split across two (whose shards the parent stops with SIGTERM in turn; each shard
-    has the whole concurrency today)."""
+    """In one process, and split across two (whose shards the parent stops with SIGTERM in turn)."""
     base, remote = stalling
     _wait_for(lambda: remote.held == 0, "the previous test's connections are gone")
     command = [str(PULP_SYNC), "sync", base + "PULP_MANIFEST", "--repository", "stalled", "--downloader", engine,
