@@ -184,8 +184,11 @@ class BaseDownloader(abc.ABC):
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
         """Download every request, emitting each outcome through `handoff` as it completes.
 
-        Must keep at most `download_concurrency` requests in flight, release that slot while
-        backing off, and return promptly (raising FetchCancelled is fine) once `handoff.cancelled`.
+        Must keep at most `download_concurrency` requests in flight, make what a download needs (a
+        connection, a handle, a worker) only as downloads start (3 files need 3, whatever the
+        concurrency), release that slot while backing off, and return promptly (raising FetchCancelled
+        is fine) once `handoff.cancelled`: a thread blocked in a socket until its timeout holds up the
+        consumer, who waits for `_run` (`handoff.on_cancel` can cut it off).
         A `DownloadJob` per request keeps the clock: `holding()` around each attempt, entered once it
         holds its slot and the rate limit let it start, and `back_off(delay)` for each retry.
         """
