@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncIterator, Generator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping
 from contextlib import asynccontextmanager, closing
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -258,6 +258,9 @@ class _Forgetful:
         while not self._handoff.try_emit(outcome):
             if self.cancelled.wait(0.01):
                 raise FetchCancelled()
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        self._handoff.on_cancel(callback)
 
 
 class _AiohttpDoes(AsyncioDownloader):
