@@ -308,7 +308,8 @@ def test_a_split_sync_spreads_its_shards_over_the_hosts(remote: str, service: di
     redis = Redis.from_url("redis://127.0.0.1:6379/0")
     try:
         _wait_for_workers(service["PULP_SYNC_QUEUE"], 4)
-        _dispatch(service, remote, 7, "--processes", "4")
+        # the remote's connections are the whole sync's, one at least per shard: four shards need four
+        _dispatch(service, remote, 7, "--processes", "4", "--concurrency", "4")
         takers: set[str] = set()
 
         def done(tasks: list[dict[str, Any]]) -> bool:
