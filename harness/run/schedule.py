@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.experiment.spec import Experiment
+from harness.results.records import RunKey
 
-__all__ = ["PlannedRun", "RunKey", "plan"]
-
-RunKey = tuple[str, int, str]
-"""(manifest, round, variant): one run's identity, which --resume matches on."""
+__all__ = ["PlannedRun", "plan"]
 
 
 @dataclass(frozen=True)

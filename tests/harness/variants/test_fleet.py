@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.experiment.spec import SpecError, experiment_from_dict
-from harness.results.records import record_fleet_run, record_from_dict
+from harness.results.records import record_from_dict
 from harness.run.child import ChildRun
+from harness.run.recording import record_fleet_run
 from harness.run.schedule import PlannedRun
 from harness.variants.fleet import Fleet, FleetTask, download_share, repository_names
 from harness.variants.hosts import on_bridge

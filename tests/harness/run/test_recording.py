@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from harness.results.records import RUN_FIELDS, record_from_dict, record_run
+from harness.results.records import RUN_FIELDS, record_from_dict
 from harness.run.child import ChildRun
+from harness.run.recording import record_run
 from harness.run.schedule import PlannedRun
 
 PLANNED = PlannedRun("100", 2, 1, "asyncio", False)
