@@ -40,7 +40,7 @@ setup(
         "gunicorn>=27.0",  # the API behind nginx; 27 is the first with a control socket, which it turns off
         "rq>=3.0",
         "redis>=5.0",
-        "packaging>=22.0",  # reading plugins' requirements for results.json (harness.results.provenance)
+        "packaging>=22.0",  # reading plugins' requirements for results.json (harness.run.provenance)
         # experiment specs checked by their schema (harness.experiment.spec); 2.11 is the first to read the
         # docstrings of a standard dataclass's fields (use_attribute_docstrings) into the JSON Schema
         "pydantic>=2.11",

@@ -327,8 +327,8 @@ def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] 
     from harness.experiment.spec import Experiment, Variant, load_spec
     from harness.report.render import render
     from harness.results.folder import new_results_dir
-    from harness.results.provenance import machine_facts
     from harness.run.machine import state_lock
+    from harness.run.provenance import machine_facts
     from harness.run.runner import check_runnable
 
     base = load_spec(spec) if spec else Experiment(

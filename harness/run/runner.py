@@ -32,12 +32,12 @@ from harness.experiment.operator_remote import resolve_settings
 from harness.experiment.spec import PULPCORE, Experiment, SpecError, Variant
 from harness.results.folder import Results, now_iso
 from harness.results.outputs import save_run_outputs
-from harness.results.provenance import environment_facts
 from harness.results.records import RunRecord
 from harness.run.child import descendants
 from harness.run.fixture_site import FixtureSite, ManifestSource, check_site, prepare_sources, prepare_tree
 from harness.run.machine import Watch, snapshot
 from harness.run.progress import RunProgress, progress_for
+from harness.run.provenance import environment_facts
 from harness.run.recording import record_command_run, record_fleet_run, record_run
 from harness.run.schedule import PlannedRun, plan
 from harness.run.trash import Trash

@@ -1,6 +1,8 @@
 """Facts about where and with what an experiment ran: machine, package versions, git commit.
 
 Numbers from two machines or two commits are not comparable; results.json says which they came from.
+Gathering them is probing the machine, as harness.run.machine does, so it is the runner's; results.json
+only keeps what it is given.
 """
 
 from __future__ import annotations
