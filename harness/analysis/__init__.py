@@ -1,3 +1,3 @@
 """From runs to verdicts: the statistics (stats), per-cell findings and warnings (findings), how often
-this machine's noise fools a verdict (calibration), two results folders compared (compare), and a sweep's
-throughput against one setting (sweep)."""
+this machine's noise fools a verdict (calibration), two results folders compared (compare), a sweep's
+throughput against one setting (sweep), and what of it results.json keeps, saved after every run (derived)."""

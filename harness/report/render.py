@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import Analysis
 from harness.analysis.sweep import setting_label, sweep_lines
 from harness.report.html import report_html
@@ -17,7 +18,6 @@ from harness.report.markdown import summary_markdown
 from harness.report.plots import plot_experiment, plot_sweep
 from harness.report.view import REPORT_FILE, SUMMARY_FILE, ReportView, build_view
 from harness.results.folder import Results, atomic_write_text, load_results
-from harness.results.outputs import save_run_outputs
 
 __all__ = ["Rendered", "render", "REPORT_FILE", "SUMMARY_FILE"]
 

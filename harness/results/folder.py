@@ -16,8 +16,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.analysis.findings import Analysis
-from harness.analysis.sweep import recommend
 from harness.errors import HarnessError
 from harness.experiment.spec import Experiment, experiment_from_dict
 from harness.results.records import RunRecord, record_from_dict
@@ -84,9 +82,11 @@ def latest_results_dir(base: Path, name: str) -> Path | None:
     return max(found, key=lambda d: d.name, default=None)
 
 
-def save_results(folder: Path, results: Results, analysis: Analysis) -> None:
+def save_results(folder: Path, results: Results, statistics: dict[str, Any],
+                 recommendations: list[dict[str, Any]] | None = None) -> None:
     """Write results.json (raw runs plus the statistics derived from them), atomically; a sweep's
-    also holds its "recommendations" (harness.analysis.sweep.Recommendation), for scripts to read."""
+    also holds its "recommendations", for scripts to read. Both are the analysis's (harness.analysis.derived)
+    and come in as data: the source of truth does not depend on what is computed from it."""
     document = {
         "format": FORMAT,
         "experiment": results.experiment.as_dict(),
@@ -96,10 +96,10 @@ def save_results(folder: Path, results: Results, analysis: Analysis) -> None:
         "environment": results.environment,
         "manifests": results.manifests,
         "runs": [run.as_dict() for run in results.runs],
-        "statistics": analysis.as_dict(),
+        "statistics": statistics,
     }
-    if results.experiment.kind == "sweep":
-        document["recommendations"] = [pick.as_dict() for pick in recommend(results.experiment, analysis)]
+    if recommendations is not None:
+        document["recommendations"] = recommendations
     atomic_write_text(folder / RESULTS_FILE, json.dumps(document, indent=2))
 
 

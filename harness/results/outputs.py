@@ -9,24 +9,24 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
+from typing import Any
 
-from harness.analysis.findings import Analysis, analyse
 from harness.results.folder import Results, atomic_write_text, save_results
 from harness.results.records import RUN_FIELDS
 
-__all__ = ["save_run_outputs", "perf_data_name", "runs_csv", "perf_data"]
+__all__ = ["write_outputs", "perf_data_name", "runs_csv", "perf_data"]
 
 
-def save_run_outputs(folder: Path, results: Results) -> Analysis:
-    """Analyse the runs so far and write results.json, runs.csv and every perf_data file."""
-    analysis = analyse(results.experiment, results.runs)
-    save_results(folder, results, analysis)
+def write_outputs(folder: Path, results: Results, statistics: dict[str, Any],
+                  recommendations: list[dict[str, Any]] | None = None) -> None:
+    """Write results.json (with the analysis's `statistics` and `recommendations`, as save_results takes
+    them), runs.csv and every perf_data file."""
+    save_results(folder, results, statistics, recommendations)
     atomic_write_text(folder / "runs.csv", runs_csv(results))
     for variant in results.experiment.variants:
         for manifest in results.experiment.manifests:
             text = perf_data(results, variant.name, manifest)
             atomic_write_text(folder / perf_data_name(variant.name, manifest), text)
-    return analysis
 
 
 def perf_data_name(variant: str, manifest: str) -> str:

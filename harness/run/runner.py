@@ -28,10 +28,10 @@ from typing import Any
 from rich.console import Console
 
 from harness import defaults
+from harness.analysis.derived import save_run_outputs
 from harness.experiment.operator_remote import resolve_settings
 from harness.experiment.spec import PULPCORE, Experiment, SpecError, Variant
 from harness.results.folder import Results, now_iso
-from harness.results.outputs import save_run_outputs
 from harness.results.records import RunRecord
 from harness.run.child import descendants
 from harness.run.fixture_site import FixtureSite, ManifestSource, check_site, prepare_sources, prepare_tree

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+from harness.analysis.derived import save_run_outputs
 from harness.cli import bench_group
 from harness.experiment.spec import Experiment, Variant
 from harness.results.folder import Results
-from harness.results.outputs import save_run_outputs
 from tests.harness.helpers import make_run
 
 

@@ -12,11 +12,12 @@ from click.testing import CliRunner
 from scipy import stats as scipy_stats
 
 from harness import cli
+from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.sweep import INDISTINGUISHABLE, RECOMMENDED, recommend, recommendation_sentence, sweep_experiment
 from harness.experiment.spec import Experiment, SpecError, Variant, experiment_from_dict
 from harness.report.render import render
-from harness.results.folder import RESULTS_FILE, Results, load_results, save_results
+from harness.results.folder import RESULTS_FILE, Results, load_results
 from tests.harness.helpers import make_run
 
 # seconds per sync of 10 MB at each concurrency, three runs each: flat from 8 on, clearly apart below
@@ -41,7 +42,7 @@ def _pick(results: Results) -> Any:
 
 def test_the_recommendation_is_in_results_json_with_a_positive_interval(tmp_path: Path) -> None:
     results = _results(CLEAR)
-    save_results(tmp_path, results, analyse(results.experiment, results.runs))
+    save_run_outputs(tmp_path, results)
     (saved,) = json.loads((tmp_path / RESULTS_FILE).read_text())["recommendations"]
     assert {key: saved[key] for key in ("manifest", "downloader", "setting", "verdict", "value", "best_value")} == {
         "manifest": "100", "downloader": "asyncio", "setting": "download_concurrency", "verdict": RECOMMENDED,
@@ -54,7 +55,7 @@ def test_the_recommendation_is_in_results_json_with_a_positive_interval(tmp_path
 def test_an_experiment_that_is_no_sweep_has_no_recommendations(tmp_path: Path) -> None:
     spec = Experiment(name="e", variants=(Variant("asyncio", "asyncio"),), manifests=("100",), runs=2)
     results = Results(experiment=spec, runs=[make_run("asyncio", 1.0, 1), make_run("asyncio", 1.1, 2)])
-    save_results(tmp_path, results, analyse(spec, results.runs))
+    save_run_outputs(tmp_path, results)
     assert "recommendations" not in json.loads((tmp_path / RESULTS_FILE).read_text())
 
 
@@ -99,13 +100,13 @@ def test_a_rate_limit_sweep_recommends_a_rate(tmp_path: Path) -> None:
     pick = _pick(results)
     assert (pick.setting, pick.verdict, pick.value, pick.best_value) == ("rate_limit", RECOMMENDED, 10.0, 20.0)
     assert "asyncio on 100: use rate_limit 10 (" in recommendation_sentence(pick)
-    save_results(tmp_path, results, analyse(results.experiment, results.runs))
+    save_run_outputs(tmp_path, results)
     assert load_results(tmp_path).experiment.sweep_setting == "rate_limit"
 
 
 def test_a_sweep_through_zero_renders_its_plot_and_report(tmp_path: Path) -> None:
     results = _results({0: (1.0, 1.1, 0.9), 3: (1.0, 0.95, 1.05)}, sweep_setting="max_retries")
-    save_results(tmp_path, results, analyse(results.experiment, results.runs))
+    save_run_outputs(tmp_path, results)
     rendered = render(tmp_path)
     assert (tmp_path / "sweep.png").is_file()
     summary = (tmp_path / "summary.md").read_text()

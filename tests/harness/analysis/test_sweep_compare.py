@@ -6,12 +6,12 @@ import dataclasses
 from pathlib import Path
 
 from harness.analysis.compare import change_rows, compare_results, setup_differences
+from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.sweep import recommend, recommendation_sentence, sweep_experiment
 from harness.experiment.spec import Experiment, Variant
 from harness.report.render import render
 from harness.results.folder import Results
-from harness.results.outputs import save_run_outputs
 from tests.harness.helpers import make_run
 
 # seconds per sync of 10 MB: throughput rises to concurrency 8, then flattens (within 5% from 8 on)

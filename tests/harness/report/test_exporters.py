@@ -11,6 +11,7 @@ import pytest
 from markupsafe import escape
 from rich.console import Console
 
+from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.experiment.spec import Experiment, Variant
 from harness.report.html import report_html
@@ -19,7 +20,6 @@ from harness.report.render import render
 from harness.report.terminal import print_summary
 from harness.report.view import PairLine, ReportView, build_view
 from harness.results.folder import Results
-from harness.results.outputs import save_run_outputs
 from harness.results.warning import FigureWarning, Kind
 from tests.harness.helpers import make_run
 from tests.harness.results.test_outputs import parse_report

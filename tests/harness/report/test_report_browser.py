@@ -18,10 +18,10 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+from harness.analysis.derived import save_run_outputs
 from harness.experiment.spec import Experiment, Variant
 from harness.report.render import render
 from harness.results.folder import Results
-from harness.results.outputs import save_run_outputs
 from tests.harness.helpers import make_run
 from tests.harness.results.test_outputs import PNG_SIGNATURE
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import matplotlib.image
 import pytest
 
+from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.experiment.spec import Experiment, Variant
 from harness.report.render import render
 from harness.results.folder import Results, load_results
-from harness.results.outputs import save_run_outputs
 from harness.results.warning import Kind
 from tests.harness.helpers import make_run
 
