@@ -191,3 +191,110 @@ def test_a_planted_cycle_is_found_even_inside_a_function(tmp_path: Path) -> None
     (tmp_path / "harness" / "__init__.py").write_text("")
 
     assert cycles(import_graph(tmp_path)) == [["harness.a", "harness.b"]]
+
+
+# The harness's folders, in the order data flows up through them (kept apart from the packages' rules above).
+
+HARNESS_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("defaults", "errors"),
+    ("experiment", "results"),
+    ("analysis",),
+    ("variants",),
+    ("run",),
+    ("report",),
+    ("cli", "__main__"),
+)
+"""The harness's folders and top-level modules, bottom to top: a module imports from its own floor and those
+below, never from one above. The spec and the results are the ground every other folder stands on; the
+analysis is computed from the results alone, and the runner saves it after every run; the variants are
+what the runner runs; the report shows all of it; cli.py drives it. docs/architecture.md says the same."""
+BACK_IMPORTS_TO_MEND: frozenset[tuple[str, str]] = frozenset({
+    # compare writes its own markdown: it is a report of two folders
+    ("harness.analysis.compare", "harness.report.markdown"),
+    ("harness.analysis.compare", "harness.report.view"),
+    ("harness.analysis.compare", "harness.report.wording"),
+    # the plan prices the runs as the runner will make them
+    ("harness.experiment.plan", "harness.run.fixture_site"),
+    ("harness.experiment.plan", "harness.run.schedule"),
+    ("harness.experiment.plan", "harness.variants.fleet"),
+    # the spec checks its variants against what the variants support
+    ("harness.experiment.spec", "harness.variants.databases"),
+    ("harness.experiment.spec", "harness.variants.hosts"),
+    ("harness.experiment.spec", "harness.variants.programs"),
+    # the variants start their processes through run/child.py
+    ("harness.variants.api_runs", "harness.run.child"),
+    ("harness.variants.api_runs", "harness.run.schedule"),
+    ("harness.variants.fleet", "harness.run.child"),
+    ("harness.variants.fleet", "harness.run.fixture_site"),
+    ("harness.variants.hosts", "harness.run.child"),
+    ("harness.variants.programs", "harness.run.child"),
+    ("harness.variants.pulp_sync_cli", "harness.run.child"),
+    ("harness.variants.pulp_sync_server", "harness.run.child"),
+    ("harness.variants.workers", "harness.run.child"),
+})
+"""(module, module it imports) of the harness that still run against HARNESS_FLOORS, to be mended: each is
+allowed by name, no other, and one that is mended must leave this list."""
+
+
+def harness_back_imports(root: Path) -> list[tuple[str, str, str]]:
+    """(path:line, module, module it imports) for each import of a harness module (under `root`) from a
+    floor above its own, inside functions and under TYPE_CHECKING too."""
+    found = []
+    for path in sorted((root / "harness").rglob("*.py")):
+        module = _module_name(path.relative_to(root))
+        for line, target in _harness_modules(path.read_text(encoding="utf-8")):
+            if _floor(target) > _floor(module):
+                found.append((f"{path.relative_to(root)}:{line}", module, target))
+    return found
+
+
+def _floor(module: str) -> int:
+    """The height of a harness module's floor; the package's own __init__ is on the ground, since importing
+    any harness module runs it first."""
+    folder = module.split(".")[1] if "." in module else HARNESS_FLOORS[0][0]
+    return next(height for height, floor in enumerate(HARNESS_FLOORS) if folder in floor)
+
+
+def _harness_modules(source: str) -> Iterator[tuple[int, str]]:
+    """(line, module) of every harness module `source` imports or names, as `imported` finds them, with
+    `from harness import run` read as harness.run: the floor a name comes from."""
+    yield from ((line, module) for line, module in imported(source) if module.startswith("harness."))
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "harness":
+            yield from ((node.lineno, f"harness.{alias.name}") for alias in node.names)
+
+
+def test_every_harness_folder_has_its_floor() -> None:
+    modules = {path.stem for path in (ROOT / "harness").glob("*.py") if path.stem != "__init__"}
+    folders = {path.parent.name for path in (ROOT / "harness").glob("*/__init__.py")}
+    assert modules | folders == {name for floor in HARNESS_FLOORS for name in floor}
+
+
+def test_no_harness_folder_imports_from_one_above_it() -> None:
+    found = harness_back_imports(ROOT)
+    assert [place for place, *pair in found if tuple(pair) not in BACK_IMPORTS_TO_MEND] == []
+    assert BACK_IMPORTS_TO_MEND <= {(module, target) for _, module, target in found}, "mended: remove it from the list"
+
+
+@pytest.mark.parametrize(
+    ("folder", "planted"),
+    [
+        ("results", "from harness.run.child import ChildRun\n"),
+        ("results", "def later():\n    from harness.variants import fleet\n"),
+        ("results", "import typing\nif typing.TYPE_CHECKING:\n    from harness.analysis.findings import Analysis\n"),
+        ("results", "from harness import report\n"),
+        ("results", "import importlib\nimportlib.import_module('harness.run.runner')\n"),
+        ("analysis", "from harness.run.runner import run_experiment\n"),
+        ("run", "import harness.report.render\n"),
+    ],
+)
+def test_a_planted_back_import_is_found(tmp_path: Path, folder: str, planted: str) -> None:
+    here = tmp_path / "harness" / folder
+    here.mkdir(parents=True)
+    (here / "planted.py").write_text('"""A module that reaches up: harness.cli."""\n' + planted)
+    (here / "allowed.py").write_text("from harness import errors\nfrom harness.experiment.spec import Experiment\n"
+                                     "from harness.results import folder\n")
+
+    assert [place for place, *_ in harness_back_imports(tmp_path)] == [
+        f"harness/{folder}/planted.py:{planted.count(chr(10)) + 1}"
+    ]
