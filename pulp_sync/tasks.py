@@ -261,7 +261,7 @@ def on_work_horse_killed(job: Job, retpid: int | None, ret_val: int | None, rusa
         how = "exited" if ret_val is None else f"exited with status {os.waitstatus_to_exitcode(ret_val)}"
     try:
         _abandon(job.id, f"the work horse running it (pid {retpid}) {how}")
-    except Exception:  # noqa: BLE001 - logged; reap_abandoned_tasks catches the task later
+    except Exception:  # logged; reap_abandoned_tasks catches the task later
         log.exception("Could not record the end of task %s", job.id)
 
 
@@ -291,7 +291,7 @@ def on_worker_stopped(task_id: str, stopped: WorkerStopped) -> None:
     reap_abandoned_tasks catches the task later."""
     try:
         _abandon(task_id, stopped.cause)
-    except Exception:  # noqa: BLE001 - logged; reap_abandoned_tasks catches the task later
+    except Exception:  # logged; reap_abandoned_tasks catches the task later
         log.exception("Could not record the end of task %s", task_id)
 
 

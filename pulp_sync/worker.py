@@ -127,7 +127,7 @@ class _Heartbeat(threading.Thread):
                 if time.monotonic() >= next_reap:
                     next_reap = time.monotonic() + self._ttl
                     reap_abandoned_tasks(connection)
-            except Exception:  # noqa: BLE001 - Redis or the database away for a moment: beat again later
+            except Exception:  # Redis or the database away for a moment: beat again later
                 log.exception("Worker %s could not send its heartbeat or reap abandoned tasks", self._worker)
             finally:
                 connections.close_all()

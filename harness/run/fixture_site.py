@@ -275,6 +275,6 @@ def _stats_of(server: Any) -> Any:
         return None
     try:
         value = stats()
-    except Exception as error:  # a server that cannot report must not lose the experiment's results
+    except Exception as error:  # noqa: BLE001 - a server that cannot report must not lose the experiment's results
         return f"unavailable: {error}"
     return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value

@@ -11,7 +11,7 @@ import pytest
 from pulp_sync_httpx.downloader import HttpxDownloader, _translate
 
 from downloaders import DownloadConnectionError, DownloadRequest
-from tests.downloaders.test_bounds import fetch_all, three_files  # noqa: F401, F811 - a fixture, used by name
+from tests.downloaders.test_bounds import fetch_all, three_files  # noqa: F401 - a fixture, used by name
 
 URL = "http://127.0.0.1/f.bin"
 
@@ -30,7 +30,7 @@ def test_a_transport_error_with_text_says_it() -> None:
 
 
 def test_a_worker_starts_only_for_a_job(
-    three_files: list[DownloadRequest], tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    three_files: list[DownloadRequest], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """3 files at a concurrency of 200 run 3 worker coroutines, not 200 up front."""
     started = 0

@@ -12,7 +12,7 @@ from pulp_sync_pycurl import downloader
 from pulp_sync_pycurl.downloader import curl_options
 
 from downloaders import DownloaderSettings, DownloadRequest, first_hop_headers
-from tests.downloaders.test_bounds import fetch_all, three_files  # noqa: F401, F811 - a fixture, used by name
+from tests.downloaders.test_bounds import fetch_all, three_files  # noqa: F401 - a fixture, used by name
 
 
 def test_the_defaults_verify_tls_ignore_proxy_variables_and_send_our_headers() -> None:
@@ -62,7 +62,7 @@ def test_every_setting_reaches_libcurl(tmp_path: Path) -> None:
 
 
 def test_an_easy_handle_is_made_only_for_a_transfer_that_starts(
-    three_files: list[DownloadRequest], tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    three_files: list[DownloadRequest], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """3 files at a concurrency of 200 make 3 handles, not 200 up front."""
     made: list[pycurl.Curl] = []

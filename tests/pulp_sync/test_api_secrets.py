@@ -51,14 +51,14 @@ class Host:
         return {(authorization, token) for _, authorization, token in self.seen}
 
 
-def _sync(api: Api, remote: dict[str, Any], name: str) -> dict[str, Any]:  # noqa: F811
+def _sync(api: Api, remote: dict[str, Any], name: str) -> dict[str, Any]:
     repository = api.create(REPOSITORIES, {"name": name})
     started = api.call("POST", repository["pulp_href"] + "sync/", {"remote": remote["pulp_href"]})
     assert started.status == 202, started.text
     return api.finished_task(started.json["task"])
 
 
-def test_moving_a_remote_to_another_host_leaves_its_credentials_behind(api: Api) -> None:  # noqa: F811
+def test_moving_a_remote_to_another_host_leaves_its_credentials_behind(api: Api) -> None:
     first, second = Host(b"the first host's file"), Host(b"the second host's file")
     with ExitStack() as stack:
         first_url, second_url = (stack.enter_context(serve_app(host.app)) for host in (first, second))
@@ -77,7 +77,7 @@ def test_moving_a_remote_to_another_host_leaves_its_credentials_behind(api: Api)
     assert second.credentials_seen() == {(None, None)}, "the second got none of them"
 
 
-def test_a_redirect_to_another_host_carries_no_credentials_and_no_configured_header(api: Api) -> None:  # noqa: F811
+def test_a_redirect_to_another_host_carries_no_credentials_and_no_configured_header(api: Api) -> None:
     origin, elsewhere = Host(b"redirected bytes"), Host(b"redirected bytes")
     with ExitStack() as stack:
         origin_url, elsewhere_url = (stack.enter_context(serve_app(host.app)) for host in (origin, elsewhere))
@@ -93,7 +93,7 @@ def test_a_redirect_to_another_host_carries_no_credentials_and_no_configured_hea
     assert elsewhere.credentials_seen() == {(None, None)}
 
 
-def test_a_co_owner_cannot_route_the_secrets_through_a_proxy_of_their_own(api: Api) -> None:  # noqa: F811
+def test_a_co_owner_cannot_route_the_secrets_through_a_proxy_of_their_own(api: Api) -> None:
     """The issue's attack: alice's plain-http remote syncs through her proxy with her password, a token
     header and the proxy's password; bob, made an owner of it, changes only `proxy_url` to his proxy.
     The change clears what his proxy would read, so the next sync sends it none of them."""

@@ -47,7 +47,7 @@ def _connections(base: str, count: int, first_bytes: bytes, stack: ExitStack) ->
         yield connection
 
 
-def test_idle_and_stalled_clients_do_not_block_the_api(api: Api) -> None:  # noqa: F811
+def test_idle_and_stalled_clients_do_not_block_the_api(api: Api) -> None:
     with ExitStack() as stack:
         idle = list(_connections(api.base, IDLE_CONNECTIONS, b"", stack))
         stalled = list(_connections(api.base, STALLED_REQUESTS, b"GET /pulp/api/v3/status/ HTTP/1.1\r\nHost: x", stack))
@@ -63,7 +63,7 @@ def test_idle_and_stalled_clients_do_not_block_the_api(api: Api) -> None:  # noq
             assert seconds < ANSWER_BOUND, f"the API took {seconds:.1f} s to answer beside {beside} idle clients"
 
 
-def test_files_are_sent_by_nginx_with_their_own_names(api: Api) -> None:  # noqa: F811
+def test_files_are_sent_by_nginx_with_their_own_names(api: Api) -> None:
     """The content app decides, nginx sends: GET, HEAD and a Range each with the file's type and its own name
     (RFC 6266), and the internal location nginx sends from is a 404 to anyone who asks it directly."""
     body = bytes(range(256)) * 400
@@ -158,7 +158,7 @@ def test_without_nginx_one_line_says_what_to_install(tmp_path: Path) -> None:
     ]
 
 
-def test_behind_a_proxy_gunicorn_serves_alone(tmp_path: Path, api: Api) -> None:  # noqa: F811
+def test_behind_a_proxy_gunicorn_serves_alone(tmp_path: Path, api: Api) -> None:
     """`--behind-proxy HOST:PORT` serves gunicorn alone, which sends files itself; with `--accel-redirect` it
     leaves them to the proxy's location, and `--accel-redirect` alone is a usage error."""
     body = b"sent by gunicorn\n"

@@ -34,7 +34,7 @@ from pulp_sync.tasks import dispatch_sync, reap_abandoned_tasks, wait_for
 from pulp_sync.verify import Verification, verify_store
 from tests.pulp_sync.conftest import write_repository
 from tests.pulp_sync.test_cli import PULP_SYNC
-from tests.pulp_sync.test_tasks import FINISH_SECONDS, Workers, queue, redis, workers  # noqa: F401, F811 - fixtures
+from tests.pulp_sync.test_tasks import FINISH_SECONDS, Workers, queue, redis, workers  # noqa: F401 - fixtures
 
 KILLS = 20
 """SIGKILLs of each kind of process: the inline CLI, and the RQ worker (10 forking, 10 simple)."""
@@ -148,8 +148,8 @@ def test_sigkill_of_the_rq_worker(
     paced_server: str,
     fast_server: str,
     crash_tree: Path,
-    workers: Workers,  # noqa: F811 - test_tasks' fixture
-    redis: Redis,  # noqa: F811 - test_tasks' fixture
+    workers: Workers,
+    redis: Redis,
     worker_class: str,
 ) -> None:
     """The forking worker's work horse, or the SimpleWorker itself, killed mid-task, KILLS / 2 times each."""

@@ -24,7 +24,7 @@ from pulp_sync.models import Remote, Repository, RepositoryVersion, Task, TaskSt
 from pulp_sync.store import artifact_store
 from pulp_sync.tasks import dispatch_sync
 from tests.pulp_sync.test_sync import assert_store_is_sound
-from tests.pulp_sync.test_tasks import (  # noqa: F401, F811 - fixtures, used by name
+from tests.pulp_sync.test_tasks import (  # noqa: F401 - fixtures, used by name
     Workers,
     big_tree,
     fast_server,

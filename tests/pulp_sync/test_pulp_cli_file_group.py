@@ -240,7 +240,7 @@ class Run:
 
 
 @pytest.fixture
-def run(stack: Api, server: str, tmp_path: Path) -> Iterator[Run]:  # noqa: F811 - stack is a fixture
+def run(stack: Api, server: str, tmp_path: Path) -> Iterator[Run]:
     user = unique("bob")
     pulp_sync(stack.env, "createuser", user, "--password", PASSWORD)
     upload = tmp_path / "hello.txt"

@@ -68,7 +68,7 @@ def remote(name: str, server: str) -> dict[str, Any]:
     return {"name": unique(name), "url": server + "good/PULP_MANIFEST"}
 
 
-def test_a_session_authenticates_without_a_password(api: Api) -> None:  # noqa: F811
+def test_a_session_authenticates_without_a_password(api: Api) -> None:
     name = user(api, "alice")
     session = logged_in(api, basic(name))
 
@@ -81,14 +81,14 @@ def test_a_session_authenticates_without_a_password(api: Api) -> None:  # noqa: 
     assert api.call("GET", TASKS, headers={}).status == 401, "no cookie, no password: nobody"
 
 
-def test_a_token_logs_in_too(api: Api) -> None:  # noqa: F811
+def test_a_token_logs_in_too(api: Api) -> None:
     name = unique("robot")
     token = pulp_sync(api.env, "createuser", name, "--token").strip()
     session = logged_in(api, {"Authorization": f"Token {token}"})
     assert api.call("GET", LOGIN, headers=session.headers()).json == {"username": name}
 
 
-def test_an_unsafe_call_needs_the_csrf_header(api: Api, server: str) -> None:  # noqa: F811
+def test_an_unsafe_call_needs_the_csrf_header(api: Api, server: str) -> None:
     session = logged_in(api, basic(user(api, "alice")))
 
     refused = api.call("POST", REMOTES, remote("no-header", server), headers=session.headers())
@@ -99,7 +99,7 @@ def test_an_unsafe_call_needs_the_csrf_header(api: Api, server: str) -> None:  #
     assert api.call("DELETE", created.json["pulp_href"], headers=forged).status == 403, "a wrong token is none"
 
 
-def test_logout_ends_the_session(api: Api) -> None:  # noqa: F811
+def test_logout_ends_the_session(api: Api) -> None:
     session = logged_in(api, basic(user(api, "alice")))
     assert api.call("DELETE", LOGIN, headers=session.headers()).status == 403, "logging out is unsafe too"
 
@@ -110,7 +110,7 @@ def test_logout_ends_the_session(api: Api) -> None:  # noqa: F811
         assert answer.status == 401, (href, answer.status, "the old cookie still authenticates")
 
 
-def test_a_new_password_ends_the_users_sessions(api: Api) -> None:  # noqa: F811
+def test_a_new_password_ends_the_users_sessions(api: Api) -> None:
     """Django keeps a digest of the password hash in the session: whoever had the old password is out."""
     name = user(api, "alice")
     session = logged_in(api, basic(name))
@@ -118,7 +118,7 @@ def test_a_new_password_ends_the_users_sessions(api: Api) -> None:  # noqa: F811
     assert api.call("GET", TASKS, headers=session.headers()).status == 401
 
 
-def test_a_session_sees_what_its_user_sees(api: Api, server: str) -> None:  # noqa: F811
+def test_a_session_sees_what_its_user_sees(api: Api, server: str) -> None:
     alice = logged_in(api, basic(user(api, "alice")))
     bob = logged_in(api, basic(user(api, "bob")))
     hers = api.call("POST", REMOTES, remote("hers", server), headers=alice.headers(csrf=True))
@@ -131,7 +131,7 @@ def test_a_session_sees_what_its_user_sees(api: Api, server: str) -> None:  # no
     assert href not in api.call("GET", REMOTES, headers=bob.headers()).text
 
 
-def test_the_document_lists_pulps_login_operations(api: Api) -> None:  # noqa: F811
+def test_the_document_lists_pulps_login_operations(api: Api) -> None:
     document = api.call("GET", "/pulp/api/v3/docs/api.json", headers={}).json
     operations = {method: operation["operationId"] for method, operation in document["paths"][LOGIN].items()}
     assert operations == {"post": "login", "get": "login_read", "delete": "logout"}

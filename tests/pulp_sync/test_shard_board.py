@@ -51,7 +51,7 @@ def split_task(url: str, **settings: object) -> Task:
     return dispatch_sync(Repository.objects.create(name="repo"), remote, tasking="rq")
 
 
-def takers_while_running(task: Task, redis: Redis, workers: Workers,  # noqa: F811
+def takers_while_running(task: Task, redis: Redis, workers: Workers,
                          until: Callable[[list[dict[str, str]]], bool]) -> list[dict[str, str]]:
     """The board's shards as the task's sync runs, once `until` holds for them."""
     board = Board(redis, str(task.pk))
@@ -88,7 +88,7 @@ def test_with_no_other_worker_free_the_task_takes_every_shard_itself(
 
 @pytest.mark.slow
 def test_shards_spread_over_the_workers_and_a_dead_takers_shard_is_taken_again(
-        db: Path, remote_url: str, workers: Workers, redis: Redis) -> None:  # noqa: F811
+        db: Path, remote_url: str, workers: Workers, redis: Redis) -> None:
     for _ in range(SHARDS):
         workers.start("fork")
     task = split_task(remote_url, rate_limit=60)  # 20 a second in each of three processes: about 4 s a shard
@@ -110,7 +110,7 @@ def test_shards_spread_over_the_workers_and_a_dead_takers_shard_is_taken_again(
 @pytest.mark.slow
 @pytest.mark.parametrize("worker_class", ["fork", "simple"])
 def test_canceling_a_split_sync_ends_every_shard(
-        db: Path, remote_url: str, workers: Workers, redis: Redis, worker_class: str) -> None:  # noqa: F811
+        db: Path, remote_url: str, workers: Workers, redis: Redis, worker_class: str) -> None:
     for _ in range(SHARDS):
         workers.start(worker_class)
     task = split_task(remote_url, rate_limit=60)
@@ -135,7 +135,7 @@ def test_canceling_a_split_sync_ends_every_shard(
 
 
 @pytest.fixture
-def board(redis: Redis, tmp_path: Path) -> Iterator[Board]:  # noqa: F811
+def board(redis: Redis, tmp_path: Path) -> Iterator[Board]:
     made = Board(redis, f"test-{uuid.uuid4().hex[:12]}")
     queue = f"pulp-sync-test-{uuid.uuid4().hex[:12]}"
     made.create(one_shard(tmp_path), 1, "sync-x", queue)
