@@ -62,10 +62,6 @@ return index
 """Take the first waiting shard and name its taker in one step: a taker that dies between the two
 could otherwise leave a shard neither waiting nor taken."""
 
-TAKE_SHARDS = "pulp_sync.shard_jobs.take_shards_job"
-"""The RQ job that takes shards from a board (by name: it needs the sync, which needs this module)."""
-
-
 class BoardCanceled(Exception):
     """The board was canceled (a shard failed, or the task was canceled) or is gone: its takers stop."""
 
@@ -80,11 +76,12 @@ class Board:
     def key(self, *parts: object) -> str:
         return ":".join(["pulp-sync:split", self.task_id, *map(str, parts)])
 
-    def create(self, shards: Sequence[Shard], remote_id: int, prefix: str, queue: str) -> None:
-        """Put the shards on the board, every one waiting; the queue its takers' jobs go on."""
+    def create(self, shards: Sequence[Shard], remote_id: int, prefix: str, queue: str, job: str) -> None:
+        """Put the shards on the board, every one waiting; the queue its takers' jobs go on, and the RQ job
+        they run (a dotted path: see on_workers)."""
         with self.connection.pipeline() as pipe:
             pipe.hset(self.key("meta"), mapping={"remote": remote_id, "prefix": prefix, "count": len(shards),
-                                                 "queue": queue})
+                                                 "queue": queue, "job": job})
             for shard in shards:
                 pipe.hset(self.key("shard", shard.index), mapping={
                     "spool": str(shard.spool), "files": shard.files, "bytes": shard.bytes, "state": "waiting",
@@ -95,7 +92,8 @@ class Board:
             pipe.execute()
 
     def meta(self) -> dict[str, str]:
-        """The remote's key, the workspaces' prefix, the count and the queue; empty once the board is deleted."""
+        """The remote's key, the workspaces' prefix, the count, the queue and the job; empty once the board
+        is deleted."""
         return _decoded(self.connection.hgetall(self.key("meta")))
 
     def claim(self, taker: str, job: str) -> Shard | None:
@@ -202,14 +200,18 @@ Alive = Callable[[str, str], bool]
 """Whether a taker lives, given its worker's name and its process (host:pid)."""
 
 
-def on_workers(connection: Redis, queue: str, task_id: str, remote_id: int, taker: str, alive: Alive) -> Runner:
+def on_workers(connection: Redis, queue: str, job: str, task_id: str, remote_id: int, taker: str,
+               alive: Alive) -> Runner:
     """A Runner for a sync that runs as the RQ task `task_id` on the worker `taker`: its shards on the board,
-    taken by RQ jobs on `queue` and by a process of the task's own; `alive` tells a dead taker."""
+    taken by RQ jobs on `queue` and by a process of the task's own; `alive` tells a dead taker.
+
+    `job` is the dotted path of the RQ job the takers run (pulp_sync.shard_jobs.TAKE_SHARDS), named by the
+    caller: that job needs this module, so naming it here would close an import loop."""
 
     def run(shards: Sequence[Shard], prefix: str, work: Work, started: Callable[[], None],
             progress: Progress) -> list[ShardCounts]:
         board = Board(connection, task_id)
-        board.create(shards, remote_id, prefix, queue)
+        board.create(shards, remote_id, prefix, queue, job)
         with _takers(board, shards, prefix, work, taker) as own:
             started()
             return _Watch(board, shards, prefix, progress, alive, own).until_done()
@@ -278,8 +280,9 @@ def abandon(board: Board) -> None:
 
 def _enqueue(board: Board) -> None:
     """One more taker job on the board's queue."""
-    queue = Queue(board.meta()["queue"], connection=board.connection)
-    queue.enqueue(TAKE_SHARDS, board.task_id, job_timeout=defaults.JOB_TIMEOUT,
+    meta = board.meta()
+    queue = Queue(meta["queue"], connection=board.connection)
+    queue.enqueue(meta["job"], board.task_id, job_timeout=defaults.JOB_TIMEOUT,
                   result_ttl=defaults.JOB_RECORD_SECONDS, failure_ttl=defaults.JOB_RECORD_SECONDS)
 
 

@@ -16,26 +16,32 @@ from pulp_sync.models import Remote
 from pulp_sync.processes import this_process
 from pulp_sync.shard_board import Board, take_shards
 from pulp_sync.sync import download_shard
-from pulp_sync.tasks import redis_connection
 
-__all__ = ["take_shards_job"]
+__all__ = ["TAKE_SHARDS", "take_shards_job"]
 
 log = logging.getLogger(__name__)
+
+TAKE_SHARDS = f"{__name__}.take_shards_job"
+"""The job, as RQ enqueues it by name (pulp_sync.shard_board.on_workers is handed it: this module needs that
+one)."""
 
 
 def take_shards_job(task_id: str) -> str:
     """Take shards of task `task_id`'s split sync until none waits; what it did, for RQ's record. It opens
-    its own database connection and closes it at the end, as a task's job does (tasks.run_sync_task)."""
+    its own database connection and closes it at the end, as a task's job does (tasks.run_sync_task). The
+    board is on the Redis the job came from."""
     job = get_current_job()
-    board = Board(redis_connection(), task_id)
+    if job is None:
+        raise RuntimeError("take_shards_job runs as an RQ job, on the Redis of its task's board")
+    board = Board(job.connection, task_id)
     meta = board.meta()
     if not meta or board.canceled():
         return "the split sync had ended"
     connections.close_all()
     try:
         remote = Remote.objects.get(pk=int(meta["remote"]))
-        taker = (job.worker_name if job else None) or this_process()
-        take_shards(board, partial(download_shard, remote, int(meta["count"])), taker, job.id if job else "")
+        taker = job.worker_name or this_process()
+        take_shards(board, partial(download_shard, remote, int(meta["count"])), taker, job.id)
     finally:
         connections.close_all()
     log.info("Took shards of task %s", task_id)

@@ -66,6 +66,7 @@ from pulp_sync.permissions import may_use_remote
 from pulp_sync.processes import process_alive, this_process
 from pulp_sync.progress import ProgressSink, ShardProgress
 from pulp_sync.shard_board import Board, abandon, alive_here_or_beating, on_workers
+from pulp_sync.shard_jobs import TAKE_SHARDS
 from pulp_sync.shard_processes import Runner, run_shards
 from pulp_sync.store import artifact_store
 from pulp_sync.sync import SyncError, sync_repository
@@ -440,7 +441,7 @@ def _shard_runner(task: Task, worker: str, queue: str | None) -> Runner:
     connection = redis_connection()
     alive = alive_here_or_beating(partial(beating, connection))
     assert task.remote is not None, "refused before"
-    return on_workers(connection, queue, str(task.pk), task.remote.pk, worker, alive)
+    return on_workers(connection, queue, TAKE_SHARDS, str(task.pk), task.remote.pk, worker, alive)
 
 
 def _why_refused(task: Task, dispatcher: int | None = None) -> str | None:

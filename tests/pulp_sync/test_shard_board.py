@@ -16,6 +16,7 @@ from redis import Redis
 from fixtures.server import serve_in_background
 from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.shard_board import Board, _OwnTaker, _Watch
+from pulp_sync.shard_jobs import TAKE_SHARDS
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed
 from pulp_sync.store import artifact_store
 from pulp_sync.tasks import cancel_task, dispatch_sync
@@ -138,7 +139,7 @@ def test_canceling_a_split_sync_ends_every_shard(
 def board(redis: Redis, tmp_path: Path) -> Iterator[Board]:
     made = Board(redis, f"test-{uuid.uuid4().hex[:12]}")
     queue = f"pulp-sync-test-{uuid.uuid4().hex[:12]}"
-    made.create(one_shard(tmp_path), 1, "sync-x", queue)
+    made.create(one_shard(tmp_path), 1, "sync-x", queue, TAKE_SHARDS)
     try:
         yield made
     finally:
