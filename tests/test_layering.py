@@ -1,6 +1,7 @@
 """The house's layering, checked statically: every import of every module (inside functions too, and a
-module named by a string, as importlib takes it) against the rules below, and no import cycle between
-modules, at function level either. docs/architecture.md says why.
+module named by a string, as importlib, an entry point or RQ's dotted job path takes it) against the
+rules below, no relative import (it would hide what it imports), and no import cycle between modules, at
+function level and through such strings either. docs/architecture.md says why.
 
     pulp_base      the ground floor: imports nothing of ours, and no Django
     downloaders    pulp_base only (a plugin author reads it alone)
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -35,24 +36,46 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "harness": ("pulp_base", "downloaders", "fixtures", "conformance"),
 }
 """What each package may import of ours (and of Django's) besides itself."""
+DJANGO_SETTINGS = "pulp_sync.settings"
+"""Django's settings: a table of names (the URLconf, the app, DRF's parser) that Django imports when it
+starts or serves, for the process that started it; the module's own code runs none of them. Its strings are
+held to the floors like any module's, but are no edges of the cycle graph. (The edge into it is real:
+database.configure names it to Django and reads it at once.)"""
 _MODULE_NAME = re.compile(r"(?:" + "|".join(OURS) + r")(?:\.\w+)+(?::\w+)?")
-"""A string that may name a module of ours ("harness.cli", "harness.cli:bench_group"), as importlib or an
-entry point takes it; it does if the module is in the tree (`pulp_sync.downloaders`, an entry-point
-group, is not)."""
+"""A string that may name a module of ours: "harness.cli" as importlib takes it, "harness.cli:bench_group"
+as an entry point, "pulp_sync.shard_jobs.take_shards_job" as RQ's dotted job path."""
 
 
 def imported(source: str) -> Iterator[tuple[int, str]]:
-    """(line, module) of every module `source` imports or names in a string, docstrings aside."""
+    """(line, module) of every module `source` imports or names in a string, prose aside."""
     tree = ast.parse(source)
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree) if _has_docstring(node)}  # type: ignore[attr-defined]
+    prose = _prose(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from ((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             yield node.lineno, node.module
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
-            if _MODULE_NAME.fullmatch(node.value) and _is_module(node.value.split(":")[0]):
-                yield node.lineno, node.value.split(":")[0]
+        elif isinstance(node, ast.Constant) and id(node) not in prose:
+            if named := _named_module(node.value, _is_module):
+                yield node.lineno, named
+
+
+def relative_imports(source: str) -> Iterator[int]:
+    """The line of every relative import in `source`: the checks here read absolute names only, so a
+    relative one would import unseen (ruff's TID252 refuses it too)."""
+    return (node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom) and node.level)
+
+
+def _named_module(value: object, is_module: Callable[[str], bool]) -> str | None:
+    """The module of ours that a string names, or holds the function or class it names: the longest
+    dotted prefix that is a module inside a package. A package alone is not taken, so the entry-point
+    group `pulp_sync.downloaders` names nothing."""
+    if not isinstance(value, str) or not _MODULE_NAME.fullmatch(value):
+        return None
+    name = value.split(":")[0]
+    while "." in name and not is_module(name):
+        name = name.rpartition(".")[0]
+    return name if "." in name else None
 
 
 def _is_module(name: str) -> bool:
@@ -60,10 +83,11 @@ def _is_module(name: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def _has_docstring(node: ast.AST) -> bool:
-    body = getattr(node, "body", None)
-    return (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and bool(body)
-            and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant))
+def _prose(tree: ast.AST) -> set[int]:
+    """The string statements of `tree` (docstrings, of modules, classes, functions and attributes): words
+    for readers, which never name a module to import."""
+    return {id(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
 
 
 def violations(root: Path, package: str) -> list[str]:
@@ -72,10 +96,12 @@ def violations(root: Path, package: str) -> list[str]:
     allowed = {package, *ALLOWED[package]}
     found = []
     for path in sorted((root / package).rglob("*.py")):
-        for line, module in imported(path.read_text(encoding="utf-8")):
+        source = path.read_text(encoding="utf-8")
+        for line, module in imported(source):
             top = module.split(".")[0]
             if top in guarded and top not in allowed:
                 found.append(f"{path.relative_to(root)}:{line} imports {module}")
+        found += [f"{path.relative_to(root)}:{line} imports relatively" for line in relative_imports(source)]
     return found
 
 
@@ -93,6 +119,8 @@ def test_each_package_imports_only_what_its_floor_may(package: str) -> None:
         ("pulp_sync", "import importlib\nimportlib.import_module('harness.cli')\n"),
         ("pulp_sync", "GROUPS = {'bench': ('harness.cli', 'bench_group')}\n"),
         ("harness", "from pulp_sync.models import Remote\n"),
+        ("pulp_sync", "JOB = 'harness.cli.bench_group'\n"),
+        ("downloaders", "from .base import Downloader\n"),
     ],
 )
 def test_a_planted_violation_is_found(tmp_path: Path, package: str, planted: str) -> None:
@@ -106,13 +134,15 @@ def test_a_planted_violation_is_found(tmp_path: Path, package: str, planted: str
 
 def import_graph(root: Path) -> dict[str, set[str]]:
     """Each module of ours under `root` and the modules of ours it imports when it runs: at the top or
-    inside a function, but not under `if TYPE_CHECKING:`, which annotations alone read."""
+    inside a function, or later by a string naming it (RQ imports a job's dotted path in the worker), but
+    not under `if TYPE_CHECKING:`, which annotations alone read."""
     paths = [path for package in OURS for path in (root / package).rglob("*.py")]
     modules = {_module_name(path.relative_to(root)): path for path in paths}
     graph = {}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        skipped = {id(node) for block in ast.walk(tree) if _is_type_checking(block) for node in ast.walk(block)}
+        skipped = _prose(tree) | _settings(name, tree) | {id(node) for block in ast.walk(tree)
+                                                          if _is_type_checking(block) for node in ast.walk(block)}
         targets = {_known(candidate, modules) for node in ast.walk(tree) if id(node) not in skipped
                    for candidate in _candidates(node, modules)}
         graph[name] = {target for target in targets if target and not _within(name, target)}
@@ -152,12 +182,22 @@ def _module_name(relative: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _settings(module: str, tree: ast.AST) -> set[int]:
+    """The strings of Django's settings (DJANGO_SETTINGS says why), or none of another module."""
+    if module != DJANGO_SETTINGS:
+        return set()
+    return {id(node) for node in ast.walk(tree) if isinstance(node, ast.Constant)}
+
+
 def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
 def _candidates(node: ast.AST, modules: dict[str, Path]) -> list[str]:
-    """The modules an import statement names: `from a import b` names `a.b` if b is a module, else `a`."""
+    """The modules an import statement names (`from a import b` names `a.b` if b is a module, else `a`),
+    or the module a string names."""
+    if isinstance(node, ast.Constant):
+        return [named] if (named := _named_module(node.value, modules.__contains__)) else []
     if isinstance(node, ast.Import):
         return [alias.name for alias in node.names]
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -191,6 +231,16 @@ def test_a_planted_cycle_is_found_even_inside_a_function(tmp_path: Path) -> None
     (tmp_path / "harness" / "__init__.py").write_text("")
 
     assert cycles(import_graph(tmp_path)) == [["harness.a", "harness.b"]]
+
+
+def test_a_planted_cycle_through_a_dotted_string_is_found(tmp_path: Path) -> None:
+    (tmp_path / "pulp_sync").mkdir()
+    (tmp_path / "pulp_sync" / "board.py").write_text('import pulp_sync.notes\nJOB = "pulp_sync.jobs.take_job"\n')
+    (tmp_path / "pulp_sync" / "jobs.py").write_text("from pulp_sync.board import JOB\n")
+    (tmp_path / "pulp_sync" / "notes.py").write_text('"""Prose, not an import: pulp_sync.board.JOB."""\n')
+    (tmp_path / "pulp_sync" / "__init__.py").write_text("")
+
+    assert cycles(import_graph(tmp_path)) == [["pulp_sync.board", "pulp_sync.jobs"]]
 
 
 # The harness's folders, in the order data flows up through them (kept apart from the packages' rules above).
