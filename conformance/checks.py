@@ -30,7 +30,7 @@ from downloaders import (
     TLSConfigurationError,
 )
 from fixtures.server import RunningServer, StatsJson
-from pulp_base.manifest import file_url, parse_manifest
+from pulp_base.manifest import MANIFEST_NAME, file_url, parse_manifest
 
 __all__ = [
     "FAST_BACKOFF",
@@ -132,7 +132,7 @@ class CountingRequests:
         return self.requests[self.taken - 1]
 
 
-def read_requests(root: Path, base_url: str, manifest: str = "PULP_MANIFEST") -> list[DownloadRequest]:
+def read_requests(root: Path, base_url: str, manifest: str = MANIFEST_NAME) -> list[DownloadRequest]:
     """The manifest's lines as requests against `base_url`, the URL of `root` on some server.
 
     relative_path is the path as the manifest lists it, relative to the manifest's folder.

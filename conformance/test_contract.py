@@ -62,9 +62,14 @@ from fixtures.faults import FaultConfig
 from fixtures.generate import generate_tree
 from fixtures.profiles import PROFILES, NetworkProfile
 from fixtures.server import RunningServer, serve_in_background
+from pulp_base.manifest import MANIFEST_NAME
 
 TREE_SCALE = 0.005
 """About 2 MB per 100 files of the PULP_MANIFEST_N sets, and 10,000 small files."""
+HUNDRED = f"{MANIFEST_NAME}_100"
+"""The seed's first set of the tree: 100 files, about 2 MB here."""
+MANY_SMALL = f"many-small/{MANIFEST_NAME}"
+"""The tree's 10,000 small files, in folders."""
 HOLD_SECONDS = 1.0
 """How long a consumer holds still: a downloader that runs ahead of it gets that long to show it."""
 RETRY_AFTER = 1
@@ -203,14 +208,14 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> wire.Certificates:
 
 
 def test_fetches_every_file_verified(subject: Subject, tree: Path, server: RunningServer, temp_dir: Path) -> None:
-    requests = read_requests(tree, server.url, "PULP_MANIFEST_100")
+    requests = read_requests(tree, server.url, HUNDRED)
     outcomes = list(subject.fetch(requests, temp_dir))
     must = "fetch any iterable of requests from a healthy server"
     check_all_fetched(subject, requests, outcomes, temp_dir, attempts=1, rule=1, must=must)
 
 
 def test_many_small_files(subject: Subject, tree: Path, server: RunningServer, temp_dir: Path) -> None:
-    requests = read_requests(tree, server.url, "many-small/PULP_MANIFEST")[:MANY]
+    requests = read_requests(tree, server.url, MANY_SMALL)[:MANY]
     outcomes = subject.fetch_all(requests, temp_dir, download_concurrency=20)
     check_all_fetched(subject, requests, outcomes, temp_dir, attempts=1, rule=1, must="fetch thousands of small files")
 
@@ -236,7 +241,7 @@ def test_size_mismatch_is_typed(
 def test_outcomes_are_handed_over_as_they_complete(subject: Subject, tree: Path, temp_dir: Path) -> None:
     faults = FaultConfig(stall=0.25, stall_seconds=30)
     with serve_in_background(tree, faults=faults) as running:
-        manifest = read_requests(tree, running.url, "PULP_MANIFEST_100")
+        manifest = read_requests(tree, running.url, HUNDRED)
         stalled = [request for request in manifest if faults.pick(request.relative_path, 0)]
         quick = [request for request in manifest if not faults.pick(request.relative_path, 0)]
         requests = stalled[:1] + quick[:9]  # which requests stall depends on (seed, path) alone
@@ -266,7 +271,7 @@ def test_outcomes_are_handed_over_as_they_complete(subject: Subject, tree: Path,
 
 def test_concurrency_is_bounded_as_the_server_sees_it(subject: Subject, tree: Path, temp_dir: Path) -> None:
     with serve_in_background(tree, profile=PROFILES["wan"]) as running:
-        requests = read_requests(tree, running.url, "PULP_MANIFEST_100")[:40]
+        requests = read_requests(tree, running.url, HUNDRED)[:40]
         outcomes = subject.fetch_all(requests, temp_dir, download_concurrency=CONCURRENCY)
         seen = running.stats()["max_in_flight"]
     must = "fetch every file of a slow server"
@@ -304,7 +309,7 @@ def test_a_download_backing_off_holds_no_slot(
 def test_a_slow_consumer_holds_the_downloader_back(subject: Subject, tree: Path, temp_dir: Path) -> None:
     limit = run_ahead_limit(CONCURRENCY)
     with serve_in_background(tree) as running:
-        requests = CountingRequests(read_requests(tree, running.url, "many-small/PULP_MANIFEST")[:AHEAD])
+        requests = CountingRequests(read_requests(tree, running.url, MANY_SMALL)[:AHEAD])
         with closing(subject.fetch(requests, temp_dir, download_concurrency=CONCURRENCY)) as outcomes:
             first = next(outcomes)
             time.sleep(HOLD_SECONDS)
@@ -472,7 +477,7 @@ def test_only_http_and_https(subject: Subject, temp_dir: Path) -> None:
 def test_closing_early_cancels_and_leaves_no_file(subject: Subject, tree: Path, temp_dir: Path) -> None:
     limit = run_ahead_limit(CONCURRENCY)
     with serve_in_background(tree) as running:
-        requests = CountingRequests(read_requests(tree, running.url, "many-small/PULP_MANIFEST")[:AHEAD])
+        requests = CountingRequests(read_requests(tree, running.url, MANY_SMALL)[:AHEAD])
         outcomes = subject.fetch(requests, temp_dir, download_concurrency=CONCURRENCY)
         first = next(outcomes)
         outcomes.close()
@@ -515,7 +520,7 @@ def test_closing_a_fetch_stalled_on_its_consumer_leaves_no_file(
 def test_one_downloader_serves_several_fetches(
     subject: Subject, tree: Path, server: RunningServer, temp_dir: Path
 ) -> None:
-    requests = read_requests(tree, server.url, "PULP_MANIFEST_100")[:10]
+    requests = read_requests(tree, server.url, HUNDRED)[:10]
     downloader = subject.make(download_concurrency=CONCURRENCY)
     with closing(subject.reported(lambda: downloader.fetch(iter(requests[:1]), temp_dir))) as first:
         manifest_like = list(first)
@@ -548,7 +553,7 @@ def test_is_a_downloader(subject: Subject, temp_dir: Path) -> None:
 
 def test_latency_is_the_time_a_download_holds_its_slot(subject: Subject, tree: Path, temp_dir: Path) -> None:
     with serve_in_background(tree, profile=NetworkProfile(latency=HELD, name="held")) as running:
-        requests = read_requests(tree, running.url, "many-small/PULP_MANIFEST")[:TURNS]
+        requests = read_requests(tree, running.url, MANY_SMALL)[:TURNS]
         started = time.monotonic()
         outcomes = subject.fetch_all(requests, temp_dir, download_concurrency=1)
         elapsed = time.monotonic() - started

@@ -33,6 +33,7 @@ from django.utils.deconstruct import deconstructible
 
 import downloaders
 from downloaders import DownloaderSettings, UnknownDownloader
+from pulp_base.manifest import MANIFEST_NAME
 
 __all__ = [
     "NoCredentialsInUrl",
@@ -345,7 +346,7 @@ class Publication(models.Model):
 
     repository_version = models.ForeignKey(RepositoryVersion, on_delete=models.CASCADE, related_name="publications")
     manifest = models.CharField(
-        max_length=255, default="PULP_MANIFEST", help_text="The name the publication's manifest is served under."
+        max_length=255, default=MANIFEST_NAME, help_text="The name the publication's manifest is served under."
     )
     created = models.DateTimeField(auto_now_add=True)
     roles = GenericRelation(UserRole)  # deleted with the publication

@@ -15,14 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pulp_base.manifest import manifest_text, path_problem
+from pulp_base.manifest import MANIFEST_NAME, manifest_text, path_problem
 from pulp_sync.models import Artifact, Distribution, FileContent, RepositoryVersion
 from pulp_sync.permissions import may_serve
 
-__all__ = ["DEFAULT_MANIFEST", "Served", "distribution_at", "served", "version_manifest", "base_path_problem"]
-
-DEFAULT_MANIFEST = "PULP_MANIFEST"
-"""The manifest's name when a distribution serves a repository's latest version, and a publication's default."""
+__all__ = ["Served", "distribution_at", "served", "version_manifest", "base_path_problem"]
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ def served(distribution: Distribution, relative_path: str) -> Served | None:
     if version is None:
         return None
     publication = distribution.publication
-    manifest = publication.manifest if publication is not None else DEFAULT_MANIFEST
+    manifest = publication.manifest if publication is not None else MANIFEST_NAME
     if relative_path == manifest:
         return Served(manifest=version_manifest(version))
     unit = version.content.filter(relative_path=relative_path).select_related("artifact").first()

@@ -35,7 +35,7 @@ from downloaders import (
     DownloadResult,
     UnknownDownloader,
 )
-from pulp_base.manifest import ManifestError, file_url, parse_manifest
+from pulp_base.manifest import MANIFEST_NAME, ManifestError, file_url, parse_manifest
 from pulp_sync import defaults, locks
 from pulp_sync.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.database import retried
@@ -348,7 +348,7 @@ def downloader_for(remote: Remote, shard: int = 0, shards: int = 1) -> tuple[Dow
 
 def _fetch_manifest(downloader: Downloader, url: str, workspace: Path) -> Path:
     """The manifest, fetched through the same downloader as the files (no digest to check, a size limit)."""
-    request = DownloadRequest(url, "PULP_MANIFEST", max_size=settings.PULP_SYNC_MAX_MANIFEST_BYTES)
+    request = DownloadRequest(url, MANIFEST_NAME, max_size=settings.PULP_SYNC_MAX_MANIFEST_BYTES)
     with closing(downloader.fetch([request], workspace)) as outcomes:
         outcome = next(outcomes, None)
     if isinstance(outcome, DownloadFailure):
@@ -367,7 +367,7 @@ def _copy_manifest(manifest_file: Path, workspace: Path) -> Path:
     if manifest_file.stat().st_size > limit:
         raise SyncError(f"the manifest file {manifest_file} is larger than {limit} bytes; "
                         "raise PULP_SYNC_MAX_MANIFEST_BYTES if it is genuine")
-    return Path(shutil.copyfile(manifest_file, workspace / "PULP_MANIFEST"))
+    return Path(shutil.copyfile(manifest_file, workspace / MANIFEST_NAME))
 
 
 def _plan_or_refuse(manifest: Path, url: str, workspace: Path, tally: _Tally) -> _Plan:

@@ -36,6 +36,7 @@ from typing import Any
 
 from fixtures.faults import FaultConfig, FaultKind
 from fixtures.server import RunningServer, serve_in_background
+from pulp_base.manifest import MANIFEST_NAME
 
 ENGINES = ("asyncio", "futures")
 RATES = (0.01, 0.1, 0.5)
@@ -89,7 +90,7 @@ def write_tree(root: Path, files: int, seed: int) -> None:
             (root / folder).mkdir(parents=True, exist_ok=True)
             (root / folder / f"{folder}-{index:03d}.bin").write_bytes(body)
             lines.append(f"{folder}-{index:03d}.bin,{hashlib.sha256(body).hexdigest()},{len(body)}\n")
-        (root / folder / "PULP_MANIFEST").write_text("".join(lines))
+        (root / folder / MANIFEST_NAME).write_text("".join(lines))
 
 
 def fault_config(kind: FaultKind, rate: float, seed: int) -> FaultConfig:
@@ -133,7 +134,7 @@ def _start_process(work: str) -> None:
 def _run_unit(tree: str, kind: str, rate: float, engines: list[str], syncs: int, seed: int) -> list[Cell]:
     """The cells of one (kind, rate): a fault-free server for the previous versions, one faulty server for all."""
     config = fault_config(FaultKind(kind), rate, seed)
-    expected = _listed(Path(tree) / "files" / "PULP_MANIFEST")
+    expected = _listed(Path(tree) / "files" / MANIFEST_NAME)
     with serve_in_background(Path(tree)) as clean, serve_in_background(Path(tree), faults=config) as faulty:
         cells = []
         for engine in engines:
@@ -155,9 +156,10 @@ def _one_sync(clean: str, faulty: RunningServer, engine: str, expected: set[tupl
 
     database.reset()
     repository = Repository.objects.create(name="repo")
-    sync_repository(Remote.objects.create(name="base", url=clean + "base/PULP_MANIFEST", downloader=engine), repository)
+    base = Remote.objects.create(name="base", url=f"{clean}base/{MANIFEST_NAME}", downloader=engine)
+    sync_repository(base, repository)
     previous = _content(repository)
-    url = faulty.url + "files/PULP_MANIFEST"
+    url = f"{faulty.url}files/{MANIFEST_NAME}"
     remote = Remote.objects.create(name="faulty", url=url, downloader=engine, **REMOTE_SETTINGS)
     faulty.reset_stats()
     started = time.monotonic()

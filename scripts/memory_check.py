@@ -24,6 +24,7 @@ from typing import Any
 import downloaders
 from fixtures.server import serve_in_background
 from harness.run.child import run_child
+from pulp_base.manifest import MANIFEST_NAME
 
 LIMIT_MB = 200
 
@@ -39,8 +40,8 @@ def write_tiny_files(root: Path, count: int) -> str:
         (folder / relative).parent.mkdir(parents=True, exist_ok=True)
         (folder / relative).write_bytes(body)
         lines.append(f"{relative},{hashlib.sha256(body).hexdigest()},{len(body)}\n")
-    (folder / "PULP_MANIFEST").write_text("".join(lines))
-    return "tiny/PULP_MANIFEST"
+    (folder / MANIFEST_NAME).write_text("".join(lines))
+    return f"tiny/{MANIFEST_NAME}"
 
 
 def write_big_file(root: Path, megabytes: int) -> str:
@@ -53,8 +54,8 @@ def write_big_file(root: Path, megabytes: int) -> str:
             chunk = rng.randbytes(1_000_000)
             digest.update(chunk)
             out.write(chunk)
-    (folder / "PULP_MANIFEST").write_text(f"big.bin,{digest.hexdigest()},{megabytes * 1_000_000}\n")
-    return "big/PULP_MANIFEST"
+    (folder / MANIFEST_NAME).write_text(f"big.bin,{digest.hexdigest()},{megabytes * 1_000_000}\n")
+    return f"big/{MANIFEST_NAME}"
 
 
 def sync_in_child(url: str, downloader: str, home: Path) -> dict[str, Any]:

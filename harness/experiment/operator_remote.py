@@ -20,7 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 from downloaders import DownloaderSettings, DownloadFailure, DownloadRequest, load
 from downloaders.settings import remote_setting
 from harness.errors import HarnessError, SpecError
-from pulp_base.manifest import ManifestError, parse_manifest
+from pulp_base.manifest import MANIFEST_NAME, ManifestError, parse_manifest
 
 __all__ = [
     "REFERENCE_PREFIXES",
@@ -73,10 +73,10 @@ def manifest_label(url: str) -> str:
     """The manifest name a manifest URL is reported under: `.../PULP_MANIFEST_100` -> "100",
     `.../fedora/PULP_MANIFEST` -> "fedora", `.../other.txt` -> "other.txt"."""
     segments = [segment for segment in urlsplit(url).path.split("/") if segment]
-    last = segments[-1] if segments else "PULP_MANIFEST"
-    if last == "PULP_MANIFEST":
+    last = segments[-1] if segments else MANIFEST_NAME
+    if last == MANIFEST_NAME:
         return segments[-2] if len(segments) > 1 else (urlsplit(url).hostname or "remote")
-    return last.removeprefix("PULP_MANIFEST_")
+    return last.removeprefix(f"{MANIFEST_NAME}_")
 
 
 def refuse_credentials_in_url(url: str) -> None:
@@ -164,14 +164,14 @@ def check_manifest(url: str, downloader: str, settings: Mapping[str, Any], folde
     except ValueError as error:
         raise SpecError(f"the remote settings for {shown} are not valid: {error}") from error
     folder.mkdir(parents=True, exist_ok=True)
-    request = DownloadRequest(url, "PULP_MANIFEST", max_size=MAX_MANIFEST_BYTES)
+    request = DownloadRequest(url, MANIFEST_NAME, max_size=MAX_MANIFEST_BYTES)
     with tempfile.TemporaryDirectory(dir=folder) as workspace:
         with closing(engine.fetch([request], Path(workspace))) as outcomes:
             outcome = next(outcomes, None)
         if isinstance(outcome, DownloadFailure) or outcome is None:
             cause = "no result" if outcome is None else _without_url(str(outcome.error), url)
             raise RemoteError(f"cannot fetch the manifest {shown}: {cause}; check the URL and the remote settings")
-        manifest = Path(outcome.path).replace(folder / "PULP_MANIFEST")
+        manifest = Path(outcome.path).replace(folder / MANIFEST_NAME)
     try:
         files = sum(1 for _ in parse_manifest(manifest))
     except ManifestError as error:

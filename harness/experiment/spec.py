@@ -63,6 +63,7 @@ from harness.experiment.sample import parse_sample
 from harness.variants.databases import ALIASES, database_url
 from harness.variants.hosts import LOOPBACK, MAX_HOSTS, SERVICE_ADDRESS
 from harness.variants.programs import PLACEHOLDERS, placeholders_of
+from pulp_base.manifest import MANIFEST_NAME
 from pulp_base.processes import parse_processes
 
 __all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "spec_schema",
@@ -373,8 +374,8 @@ def manifest_path(manifest: str) -> str:
     """Where a manifest lives in the fixture tree: "100" is PULP_MANIFEST_100; "many-small" is
     many-small/PULP_MANIFEST; a path ending in PULP_MANIFEST is taken as it is."""
     if manifest.isdigit():
-        return f"PULP_MANIFEST_{manifest}"
-    return manifest if manifest.endswith("PULP_MANIFEST") else f"{manifest}/PULP_MANIFEST"
+        return f"{MANIFEST_NAME}_{manifest}"
+    return manifest if manifest.endswith(MANIFEST_NAME) else f"{manifest}/{MANIFEST_NAME}"
 
 
 def _check_processes(variant: Variant, label: str) -> None:

@@ -30,7 +30,7 @@ from harness.experiment.sample import parse_sample, sample_manifest
 from harness.experiment.spec import Experiment, SpecError, Variant, manifest_path
 from harness.variants.hosts import SERVICE_ADDRESS
 from harness.variants.programs import CommandInputs, write_inputs
-from pulp_base.manifest import parse_manifest
+from pulp_base.manifest import MANIFEST_NAME, parse_manifest
 
 if TYPE_CHECKING:
     from fixtures.nginx import RunningNginx
@@ -115,7 +115,7 @@ def check_manifests(experiment: Experiment) -> None:
     PULP_MANIFEST in the user's own tree, before anything is generated: a typo (600) would otherwise
     regenerate a tree only to find it missing. A near miss is suggested."""
     for name in experiment.manifests:
-        if name in MANIFEST_NAMES or (name.endswith("PULP_MANIFEST") and experiment.fixtures):
+        if name in MANIFEST_NAMES or (name.endswith(MANIFEST_NAME) and experiment.fixtures):
             continue
         close = difflib.get_close_matches(name, MANIFEST_NAMES, n=1)
         hint = f" (did you mean {close[0]}?)" if close else ""

@@ -7,6 +7,7 @@ to make a file's URL, and agree on what a path may hold (`path_problem`).
 """
 
 from pulp_base.manifest.parse import (
+    MANIFEST_NAME,
     MAX_LINE_BYTES,
     MAX_PATH_LENGTH,
     ManifestEntry,
@@ -18,6 +19,7 @@ from pulp_base.manifest.urls import directory_url, file_url
 from pulp_base.manifest.write import Listed, format_line, manifest_text, write_manifest
 
 __all__ = [
+    "MANIFEST_NAME",
     "MAX_LINE_BYTES",
     "MAX_PATH_LENGTH",
     "ManifestEntry",

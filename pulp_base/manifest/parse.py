@@ -15,8 +15,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ManifestEntry", "ManifestError", "parse_manifest", "path_problem", "MAX_PATH_LENGTH", "MAX_LINE_BYTES"]
+__all__ = ["ManifestEntry", "ManifestError", "parse_manifest", "path_problem", "MANIFEST_NAME", "MAX_PATH_LENGTH",
+           "MAX_LINE_BYTES"]
 
+MANIFEST_NAME = "PULP_MANIFEST"
+"""The file name of a manifest (Pulp's own): what a remote serves, a fixture tree holds and a publication
+serves unless named otherwise; the seed's sets add a suffix (PULP_MANIFEST_100)."""
 MAX_PATH_LENGTH = 1024
 """Longest relative path accepted, in characters (the FileContent column's length)."""
 MAX_LINE_BYTES = 4 * MAX_PATH_LENGTH + 128
@@ -45,7 +49,7 @@ class ManifestError(ValueError):
     """A manifest line that cannot be trusted; the message names the line and what is wrong with it."""
 
     def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"PULP_MANIFEST line {line}: {message}")
+        super().__init__(f"{MANIFEST_NAME} line {line}: {message}")
         self.line = line
         self.message = message
 

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import click
 from rich.console import Console
 
+from pulp_base.manifest import MANIFEST_NAME
 from pulp_base.processes import parse_processes
 from pulp_sync.cli.downloaders import InstalledDownloader
 from pulp_sync.cli.shared import open_database, redis_errors, task_dict
@@ -149,7 +150,7 @@ def _name_from_url(url: str) -> str:
     """`.../many-small/PULP_MANIFEST` -> `many-small`; `.../PULP_MANIFEST_100` -> `PULP_MANIFEST_100`."""
     parts = urlsplit(url)
     segments = [segment for segment in parts.path.split("/") if segment]
-    if segments and segments[-1] == "PULP_MANIFEST":
+    if segments and segments[-1] == MANIFEST_NAME:
         segments.pop()
     return "-".join(segments) or parts.hostname or "repository"
 

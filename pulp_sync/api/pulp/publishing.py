@@ -24,7 +24,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.request import Request
 
-from pulp_base.manifest import path_problem
+from pulp_base.manifest import MANIFEST_NAME, path_problem
 from pulp_sync.api.access import visible
 from pulp_sync.api.base import Scoped
 from pulp_sync.api.fields import HrefField, RelatedHrefField
@@ -36,7 +36,7 @@ from pulp_sync.api.pulp.views import NAME_FILTERS, PulpViewSet
 from pulp_sync.api.serializers import UniqueName
 from pulp_sync.models import Distribution, Publication, Repository, RepositoryVersion
 from pulp_sync.permissions import may_distribute
-from pulp_sync.serving import DEFAULT_MANIFEST, base_path_problem
+from pulp_sync.serving import base_path_problem
 
 __all__ = [
     "FilePublicationSerializer",
@@ -106,7 +106,7 @@ class FilePublicationSerializer(PulpFields, serializers.ModelSerializer):
     manifest = serializers.CharField(
         required=False,
         allow_null=True,
-        default=DEFAULT_MANIFEST,
+        default=MANIFEST_NAME,
         help_text="The name of the manifest listing the publication's files.",
     )
     distributions = serializers.SerializerMethodField()
@@ -132,7 +132,7 @@ class FilePublicationSerializer(PulpFields, serializers.ModelSerializer):
         return [reverse("pulp-file-distribution-detail", kwargs={"pk": pk}) for pk in pks]
 
     def validate_manifest(self, manifest: str | None) -> str:
-        manifest = manifest or DEFAULT_MANIFEST
+        manifest = manifest or MANIFEST_NAME
         problem = path_problem(manifest)
         if problem:
             raise serializers.ValidationError(f"the manifest's name {problem}")
