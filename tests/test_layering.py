@@ -1,7 +1,8 @@
 """The house's layering, checked statically: every import of every module (inside functions too, and a
 module named by a string, as importlib, an entry point or RQ's dotted job path takes it) against the
 rules below, no relative import (it would hide what it imports), and no import cycle between modules, at
-function level and through such strings either. docs/architecture.md says why.
+function level and through such strings either; and the manifest's file name written once, in the
+format's home. docs/architecture.md says why.
 
     pulp_base      the ground floor: imports nothing of ours, and no Django
     downloaders    pulp_base only (a plugin author reads it alone)
@@ -348,3 +349,34 @@ def test_a_planted_back_import_is_found(tmp_path: Path, folder: str, planted: st
     assert [place for place, *_ in harness_back_imports(tmp_path)] == [
         f"harness/{folder}/planted.py:{planted.count(chr(10)) + 1}"
     ]
+
+
+_MANIFEST_FILE = re.compile(r"(?:.*/)?PULP_MANIFEST(?:_\w+)?")
+"""A string that is a manifest's file name or path ("PULP_MANIFEST", "many-small/PULP_MANIFEST",
+"PULP_MANIFEST_100"), as opposed to prose about the format."""
+
+
+def manifest_literals(root: Path) -> list[str]:
+    """`path:line` of each string naming a manifest's file outside pulp_base/manifest/, where its one
+    constant (MANIFEST_NAME) lives; migrations keep the literals Django froze."""
+    found = []
+    for path in sorted(path for folder in (*OURS, "scripts") for path in (root / folder).rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[:2] == ("pulp_base", "manifest") or "migrations" in relative.parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        prose = _prose(tree)
+        found += [f"{relative}:{node.lineno}" for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                  and id(node) not in prose and isinstance(node.value, str) and _MANIFEST_FILE.fullmatch(node.value)]
+    return found
+
+
+def test_the_manifests_file_name_is_written_once() -> None:
+    assert manifest_literals(ROOT) == []
+
+
+def test_a_planted_manifest_name_is_found(tmp_path: Path) -> None:
+    (tmp_path / "harness").mkdir()
+    (tmp_path / "harness" / "planted.py").write_text('"""Reads a PULP_MANIFEST."""\nNAME = "tiny/PULP_MANIFEST"\n')
+
+    assert manifest_literals(tmp_path) == ["harness/planted.py:2"]
