@@ -190,7 +190,7 @@ def reset() -> None:
 def identity() -> str:
     """Which database this is, as its server knows it, whatever address DATABASE_URL gives it by: the
     same for every process of one installation, on any host, and different for two installations that
-    share a Redis (see tasks.queue_name). PostgreSQL: its cluster's system identifier and the database;
+    share a Redis (see queues.queue_name). PostgreSQL: its cluster's system identifier and the database;
     MariaDB/MySQL: the server's host name and port and the database; sqlite: this host and the file."""
     queries = {
         "postgresql": "SELECT system_identifier::text, current_database() FROM pg_control_system()",

@@ -25,7 +25,7 @@ CLI). Everything is read from the environment once, when Django starts:
   from the artifact store; the content app then answers with `X-Accel-Redirect` to it once it has decided
   the request may have the file. `pulp-sync api` sets it for its own nginx, `--accel-redirect` for yours.
 - `REDIS_URL` (default `redis://127.0.0.1:6379/0`): the Redis of the RQ task queue.
-- `PULP_SYNC_QUEUE` (default `pulp-sync-` and a digest of the database's identity, tasks.queue_name): the
+- `PULP_SYNC_QUEUE` (default `pulp-sync-` and a digest of the database's identity, queues.queue_name): the
   RQ queue that syncs are queued on and workers take from; two installations on one Redis get two.
 - `PULP_SYNC_REMOTE_ALLOW` (default empty: any) and `PULP_SYNC_REMOTE_DENY` (default link-local,
   `169.254.0.0/16,fe80::/10`): the remote-address policy every sync's downloads obey, as

@@ -12,7 +12,7 @@ with the partial downloads in it:
 - `reap_abandoned_tasks`, which every worker runs when it starts and every PULP_SYNC_WORKER_TTL,
   `pulp-sync tasks` runs each time and `wait_for` runs while it waits: a task's process on this host
   is checked by its pid, one elsewhere through Redis (its job gone or ended, its worker's heartbeat,
-  `still_alive`, lapsed).
+  `queues.still_alive`, lapsed).
 
 A worker stopped cold (a second SIGTERM or SIGINT: RQ kills the work horse, or raises in a
 SimpleWorker's job) ends its task failed, saying which worker was stopped by which signal
@@ -31,12 +31,14 @@ A task runs only if the user who dispatched it may still use its remote when it 
 fails it before it reaches the remote. So does the user's deletion: the task's `dispatched_by` is then
 null, as for a task of the command line, so the RQ job itself carries who dispatched it, and a job whose
 dispatcher is no longer on its task's row is refused.
+
+Redis itself (the connection, this installation's queue, the workers' heartbeats) is pulp_sync/queues.py's.
+`run_sync_task`, `on_job_failure` and `on_job_stopped` stay here by name: RQ records them in each job as
+`pulp_sync.tasks.<name>`, and a job queued before an upgrade must still find them.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import logging
 import os
 import signal
@@ -48,7 +50,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import DatabaseError, connections, transaction
 from django.utils import timezone
@@ -65,6 +66,7 @@ from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.permissions import may_use_remote
 from pulp_sync.processes import process_alive, this_process
 from pulp_sync.progress import ProgressSink, ShardProgress
+from pulp_sync.queues import beating, queue_name, redis_connection, redis_location
 from pulp_sync.shard_board import Board, abandon, alive_here_or_beating, on_workers
 from pulp_sync.shard_jobs import TAKE_SHARDS
 from pulp_sync.shard_processes import Runner, run_shards
@@ -85,19 +87,12 @@ __all__ = [
     "on_job_failure",
     "on_job_stopped",
     "TaskProgress",
-    "redis_connection",
-    "redis_location",
-    "queue_name",
-    "still_alive",
-    "beating",
 ]
 
 TASKING = ("inline", "rq")
 _ENQUEUE_SECONDS = timedelta(seconds=60)
 """How long a waiting task's job may be missing from Redis before the task counts as abandoned: its row
 is committed first and its job queued just after, so a reaper in another process can look in between."""
-_ALIVE_KEY = "pulp-sync:alive:"
-"""Redis key prefix of a worker's heartbeat: it exists while the worker named after it lives."""
 _UNFINISHED = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
 _ENDED_JOB = (JobStatus.FINISHED, JobStatus.FAILED, JobStatus.STOPPED, JobStatus.CANCELED)
 
@@ -118,28 +113,6 @@ class WorkerStopped(SystemExit):
     def __init__(self, worker: str, signum: int) -> None:
         super().__init__()
         self.cause = f"the worker {worker} was stopped ({signal.Signals(signum).name}) during the sync"
-
-
-def redis_connection() -> Redis:
-    """The Redis of REDIS_URL; connecting gives up after a few seconds rather than hanging."""
-    return Redis.from_url(settings.REDIS_URL, socket_connect_timeout=5)
-
-
-def queue_name() -> str:
-    """The RQ queue of this installation's syncs: PULP_SYNC_QUEUE, or `pulp-sync-` and a digest of the
-    database's identity (database.identity), so that two installations sharing one Redis never take
-    each other's jobs while every worker of one installation, on any host, finds its jobs."""
-    return settings.PULP_SYNC_QUEUE or _installation_queue()
-
-
-@functools.cache
-def _installation_queue() -> str:
-    return "pulp-sync-" + hashlib.sha256(database.identity().encode()).hexdigest()[:12]
-
-
-def redis_location() -> str:
-    """REDIS_URL for messages, with its password (if any) hidden."""
-    return redact(settings.REDIS_URL)
 
 
 def dispatch_sync(
@@ -506,16 +479,6 @@ def _why_abandoned(task: Task, connection: Redis) -> str | None:
     if job.worker_name and not beating(connection, job.worker_name):
         return f"its worker {job.worker_name} stopped sending heartbeats"
     return None
-
-
-def still_alive(connection: Redis, worker: str, ttl: float) -> None:
-    """Record that `worker` lives, for `ttl` seconds (see worker._Heartbeat)."""
-    connection.set(_ALIVE_KEY + worker, this_process(), px=int(ttl * 1000))
-
-
-def beating(connection: Redis, worker: str) -> bool:
-    """Whether `worker`'s heartbeat (still_alive) has not lapsed."""
-    return bool(connection.exists(_ALIVE_KEY + worker))
 
 
 def _abandon(task_id: Any, cause: str) -> bool:

@@ -1,4 +1,5 @@
-"""`pulp-sync worker`: an RQ worker that takes sync tasks from Redis (see pulp_sync/tasks.py).
+"""`pulp-sync worker`: an RQ worker that takes sync tasks from Redis (see pulp_sync/tasks.py; its queue and
+heartbeat keys are pulp_sync/queues.py's).
 
 Two process models, a dimension worth measuring: `fork` is RQ's Worker, which forks a work horse
 per job (a crash or a leak dies with the horse; each job pays for a fork), `simple` is RQ's
@@ -75,7 +76,8 @@ def run_worker(worker_class: str = "fork", queue: str | None = None, burst: bool
 
     With `burst`, stop once the queue is empty. Django must be set up.
     """
-    from pulp_sync.tasks import on_work_horse_killed, queue_name, reap_abandoned_tasks, redis_connection
+    from pulp_sync.queues import queue_name, redis_connection
+    from pulp_sync.tasks import on_work_horse_killed, reap_abandoned_tasks
 
     connection = redis_connection()
     setup_loghandlers("INFO", name="pulp_sync")
@@ -101,9 +103,9 @@ class _Heartbeat(threading.Thread):
 
     RQ's own worker record outlives a killed worker by a minute or more (a busy worker's record is
     kept for 60 s past its monitoring interval, a fixed margin), and RQ finds abandoned jobs only in
-    its maintenance, every 10 minutes. Here the worker's `pulp-sync:alive:<name>` key is renewed every
-    third of PULP_SYNC_WORKER_TTL and lapses a TTL after the last renewal, and every TTL the living
-    workers reap the tasks whose worker's key lapsed (tasks.reap_abandoned_tasks): a host that goes
+    its maintenance, every 10 minutes. Here the worker's `pulp-sync:alive:<name>` key (queues.still_alive)
+    is renewed every third of PULP_SYNC_WORKER_TTL and lapses a TTL after the last renewal, and every TTL
+    the living workers reap the tasks whose worker's key lapsed (tasks.reap_abandoned_tasks): a host that goes
     away takes its tasks down with it within about two TTLs, as pulpcore's workers do with theirs.
 
     A thread, so that a long job in a SimpleWorker, or a forking worker watching its work horse, still
@@ -117,7 +119,8 @@ class _Heartbeat(threading.Thread):
         self._stopped = threading.Event()
 
     def run(self) -> None:
-        from pulp_sync.tasks import reap_abandoned_tasks, redis_connection, still_alive
+        from pulp_sync.queues import redis_connection, still_alive
+        from pulp_sync.tasks import reap_abandoned_tasks
 
         connection = redis_connection()
         next_reap = time.monotonic() + self._ttl

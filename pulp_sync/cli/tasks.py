@@ -52,7 +52,8 @@ def tasks(ctx: click.Context, state: str | None, as_json: bool) -> None:
     from redis.exceptions import RedisError
 
     from pulp_sync.models import Task, TaskState
-    from pulp_sync.tasks import reap_abandoned_tasks, redis_location
+    from pulp_sync.queues import redis_location
+    from pulp_sync.tasks import reap_abandoned_tasks
 
     if state is not None and state not in TaskState.values:
         raise click.BadParameter(f"{state!r} is not one of {', '.join(TaskState.values)}", param_hint="--state")
