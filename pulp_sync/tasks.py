@@ -87,6 +87,7 @@ __all__ = [
     "on_job_failure",
     "on_job_stopped",
     "TaskProgress",
+    "end_task",
 ]
 
 TASKING = ("inline", "rq")
@@ -214,6 +215,17 @@ def cancel_task(task_id: Any) -> Task:
     return Task.objects.get(pk=task_id)
 
 
+def end_task(task_id: Any, state: TaskState, **fields: Any) -> bool:
+    """Finish the task in `state`, with `fields` (its error, or its report and the version it made),
+    unless it has finished already; whether this call finished it.
+
+    The one way a task ends other than canceled: a sync, its RQ callbacks and reapers, and the API's
+    tasks finished in the request (api/pulp/finished.py). One conditional update, so that a task ended
+    meanwhile by another process (a reaper, a cancel) keeps the end it was given first."""
+    unfinished = Task.objects.filter(pk=task_id, state__in=_UNFINISHED)
+    return unfinished.update(state=state, finished=timezone.now(), **fields) == 1
+
+
 def reap_abandoned_tasks(connection: Redis | None = None) -> list[str]:
     """Mark failed every unfinished task whose process is gone, and remove its workspace; their ids.
 
@@ -254,7 +266,7 @@ def on_job_failure(job: Job, connection: Redis, exc_type: type[BaseException] | 
         on_worker_stopped(job.id, exc)
         return
     name = exc_type.__name__ if exc_type is not None else "Error"
-    _end(job.id, TaskState.FAILED, error=for_the_record(redact(f"{name}: {one_line(exc)}")))
+    end_task(job.id, TaskState.FAILED, error=for_the_record(redact(f"{name}: {one_line(exc)}")))
 
 
 def on_worker_stopped(task_id: str, stopped: WorkerStopped) -> None:
@@ -363,8 +375,8 @@ def _enqueue(task: Task, manifest_file: Path | None = None) -> None:
             on_stopped=Callback(on_job_stopped),
         )
     except RedisError as error:
-        where = redis_location()
-        _end(task.pk, TaskState.FAILED, error=f"the task could not be queued on Redis at {where}: {one_line(error)}")
+        why = f"the task could not be queued on Redis at {redis_location()}: {one_line(error)}"
+        end_task(task.pk, TaskState.FAILED, error=why)
 
 
 def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: str | None = None,
@@ -382,7 +394,7 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: st
     task = Task.objects.select_related("remote", "repository", "dispatched_by").get(pk=task_id)
     refused = _why_refused(task, dispatcher)
     if refused is not None:
-        _end(task_id, TaskState.FAILED, error=refused)
+        end_task(task_id, TaskState.FAILED, error=refused)
         return TaskState.FAILED
     remote, repository = task.remote, task.repository
     assert remote is not None and repository is not None, "refused above"
@@ -396,13 +408,13 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: st
         return TaskState.CANCELED
     except SyncError as error:
         failed = error.report.as_dict() if error.report else None
-        _end(task_id, TaskState.FAILED, error=_message(error, remote), report=failed)
+        end_task(task_id, TaskState.FAILED, error=_message(error, remote), report=failed)
         return TaskState.FAILED
     except Exception as error:
-        _end(task_id, TaskState.FAILED, error=_message(error, remote))
+        end_task(task_id, TaskState.FAILED, error=_message(error, remote))
         raise
     version = None if report.version is None else repository.versions.get(number=report.version)
-    _end(task_id, TaskState.COMPLETED, report=report.as_dict(), created_version=version)
+    end_task(task_id, TaskState.COMPLETED, report=report.as_dict(), created_version=version)
     return TaskState.COMPLETED
 
 
@@ -431,12 +443,6 @@ def _why_refused(task: Task, dispatcher: int | None = None) -> str | None:
         return (f"{user.get_username()}, who started it, may no longer use its remote (they do not see it): the "
                 "sync was refused before it reached the remote")
     return None
-
-
-def _end(task_id: Any, state: TaskState, **fields: Any) -> bool:
-    """Finish the task in `state` unless it has finished already; whether this call finished it."""
-    unfinished = Task.objects.filter(pk=task_id, state__in=_UNFINISHED)
-    return unfinished.update(state=state, finished=timezone.now(), **fields) == 1
 
 
 def _message(error: BaseException, remote: Remote) -> str:
@@ -486,7 +492,7 @@ def _abandon(task_id: Any, cause: str) -> bool:
     remove its workspace; whether it was unfinished."""
     if _finish_cancel(task_id):
         return True
-    if not _end(task_id, TaskState.FAILED, error=f"{cause}; the sync was abandoned: sync again to finish it"):
+    if not end_task(task_id, TaskState.FAILED, error=f"{cause}; the sync was abandoned: sync again to finish it"):
         return False
     _end_shards(task_id)
     artifact_store().remove_workspaces(_workspace_prefix(task_id))

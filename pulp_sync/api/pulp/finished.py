@@ -1,6 +1,6 @@
 """Pulp tasks that run in the request asking for them (database rows and local files, no downloads):
 an orphan cleanup, a content change, a version's repair. Each is recorded as a task that is finished
-before the answer, which points to it as Pulp's does.
+before the answer, which points to it as Pulp's does; it ends as every task does (tasks.end_task).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from django.utils import timezone
 from pulp_sync.messages import one_line
 from pulp_sync.models import Repository, Task, TaskState
 from pulp_sync.processes import this_process
+from pulp_sync.tasks import end_task
 
 __all__ = ["finished_task"]
 
@@ -36,19 +37,13 @@ def finished_task(
     try:
         fields = work()
     except expected as error:
-        _end(task, TaskState.FAILED, error=one_line(error))
+        end_task(task.pk, TaskState.FAILED, error=one_line(error))
     except Exception as error:
-        _end(task, TaskState.FAILED, error=f"{type(error).__name__}: {one_line(error)}")
+        end_task(task.pk, TaskState.FAILED, error=f"{type(error).__name__}: {one_line(error)}")
         raise
     else:
         created = fields.pop("created_version", None)
         report = fields.pop("report", fields)
-        _end(task, TaskState.COMPLETED, report=report, created_version=created)
+        end_task(task.pk, TaskState.COMPLETED, report=report, created_version=created)
+    task.refresh_from_db()
     return task
-
-
-def _end(task: Task, state: TaskState, **fields: Any) -> None:
-    """End the task in `state`, with `fields` (its error, or its report and the version it made)."""
-    for name, value in {"state": state, "finished": timezone.now(), **fields}.items():
-        setattr(task, name, value)
-    task.save()
