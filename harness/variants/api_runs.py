@@ -29,7 +29,7 @@ from harness.variants.pulp_api import PulpApi, PulpApiError, TaskOutcome, reset,
 from harness.variants.pulp_sync_server import running_pulp_sync
 from harness.variants.pulpcore import running_pulpcore
 
-__all__ = ["PulpTarget", "pulp_targets", "make_api_run"]
+__all__ = ["PulpTarget", "ApiSync", "pulp_targets", "sync_through_api", "record_api_run"]
 
 
 @dataclass(frozen=True)
@@ -68,10 +68,18 @@ def _start(stack: ExitStack, variant: Variant, state_dir: Path) -> PulpTarget:
     return PulpTarget(api, pids)
 
 
-def make_api_run(run: PlannedRun, target: PulpTarget, url: str, settings: Mapping[str, Any],
-                 expected: Mapping[str, Any], timeout: float, started_at: str) -> RunRecord:
-    """Reset the server's repository, remote and orphans, then one timed sync; a failed task, or a
-    version whose content count is not the manifest's, is a failed run that keeps its error."""
+@dataclass(frozen=True)
+class ApiSync:
+    """One run on a Pulp server, as `sync_through_api` saw it: the task, the reset's seconds, and the server's
+    workers' CPU and peak RSS over the sync (all None for a server that does not run here)."""
+
+    outcome: TaskOutcome
+    reset_seconds: float
+    workers: _WorkerFigures
+
+
+def sync_through_api(target: PulpTarget, url: str, settings: Mapping[str, Any], timeout: float) -> ApiSync:
+    """Reset the server's repository, remote and orphans, then one timed sync; an API error is a failed task."""
     reset_started = time.monotonic()
     reset(target.api, defaults.REPOSITORY, timeout)
     reset_seconds = time.monotonic() - reset_started
@@ -80,7 +88,27 @@ def make_api_run(run: PlannedRun, target: PulpTarget, url: str, settings: Mappin
         outcome = sync_once(target.api, defaults.REPOSITORY, url, settings, timeout, usage.sample)
     except PulpApiError as error:
         outcome = TaskOutcome("failed", str(error), None, time.monotonic() - usage.started, None, None)
-    return _record(run, started_at, outcome, _problem(outcome, expected), reset_seconds, usage, expected)
+    return ApiSync(outcome, reset_seconds, usage.figures())
+
+
+def record_api_run(run: PlannedRun, started_at: str, done: ApiSync, expected: Mapping[str, Any]) -> RunRecord:
+    """The run as a record: a failed task, or a version whose content count is not the manifest's
+    (`expected`), is a failed run that keeps its error; the task's own seconds are the sync time, the
+    POST-to-end wall time its wall time."""
+    outcome, figures = done.outcome, done.workers
+    error = _problem(outcome, expected)
+    record = RunRecord(
+        manifest=run.manifest, round=run.round, position=run.position, variant=run.variant, warmup=run.warmup,
+        started_at=started_at, ok=error is None, error=error, returncode=0 if error is None else 1,
+        sync_seconds=outcome.task_seconds, wall_seconds=outcome.wall_seconds, user_seconds=0.0,
+        system_seconds=0.0, peak_rss_mb=figures["worker_peak_rss_mb"] or 0.0, voluntary_switches=0,
+        involuntary_switches=0, reset_seconds=done.reset_seconds,
+    )
+    waited = None if outcome.task_seconds is None else outcome.wall_seconds - outcome.task_seconds
+    return dataclasses.replace(
+        record, **figures, queue_seconds=waited, bytes_downloaded=expected["bytes"] if error is None else None,
+        artifacts_downloaded=outcome.content_count, content_units=outcome.content_count,
+    )
 
 
 def _given(variant: Variant, environ: Mapping[str, str]) -> PulpTarget:
@@ -140,21 +168,3 @@ def _cpu_seconds(pids: tuple[int, ...]) -> tuple[float, float]:
         user += (int(fields[11]) + int(fields[13])) / ticks
         system += (int(fields[12]) + int(fields[14])) / ticks
     return user, system
-
-
-def _record(run: PlannedRun, started_at: str, outcome: TaskOutcome, error: str | None, reset_seconds: float,
-            usage: _WorkerUsage, expected: Mapping[str, Any]) -> RunRecord:
-    """The run as a record: the task's own seconds as the sync time, the POST-to-end wall time."""
-    figures = usage.figures()
-    record = RunRecord(
-        manifest=run.manifest, round=run.round, position=run.position, variant=run.variant, warmup=run.warmup,
-        started_at=started_at, ok=error is None, error=error, returncode=0 if error is None else 1,
-        sync_seconds=outcome.task_seconds, wall_seconds=outcome.wall_seconds, user_seconds=0.0,
-        system_seconds=0.0, peak_rss_mb=figures["worker_peak_rss_mb"] or 0.0, voluntary_switches=0,
-        involuntary_switches=0, reset_seconds=reset_seconds,
-    )
-    waited = None if outcome.task_seconds is None else outcome.wall_seconds - outcome.task_seconds
-    return dataclasses.replace(
-        record, **figures, queue_seconds=waited, bytes_downloaded=expected["bytes"] if error is None else None,
-        artifacts_downloaded=outcome.content_count, content_units=outcome.content_count,
-    )
