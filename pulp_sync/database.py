@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -30,7 +31,8 @@ from pulp_sync import defaults, locks
 from pulp_sync.errors import ConfigurationError
 from pulp_sync.store import artifact_store
 
-__all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe", "explain", "retried", "identity"]
+__all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe", "explain", "retried", "identity",
+           "fresh_connections"]
 
 _LOST_A_LOCK = ({"40P01", "40001"}, {1213, 1205}, ("database is locked",),
                 "the database gave up on a lock (a deadlock, or another writer held it too long): run it again")
@@ -97,6 +99,18 @@ def _is(error: DatabaseError, entry: tuple[set[str], set[int], tuple[str, ...], 
     errno = cause.args[0] if cause is not None and cause.args and isinstance(cause.args[0], int) else None
     sqlstates, errnos, words, _ = entry
     return sqlstate in sqlstates or errno in errnos or any(word in str(error) for word in words)
+
+
+@contextmanager
+def fresh_connections() -> Iterator[None]:
+    """Django's connections opened afresh for the block and closed at its end, however it ends: what a job
+    or a worker's thread runs in. A forked process must not use a connection its parent opened (two
+    processes on one socket), and one kept open between jobs may have gone stale meanwhile."""
+    connections.close_all()
+    try:
+        yield
+    finally:
+        connections.close_all()
 
 
 def configure() -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from functools import partial
 
-from django.db import connections
 from rq.job import get_current_job
 
+from pulp_sync.database import fresh_connections
 from pulp_sync.models import Remote
 from pulp_sync.processes import this_process
 from pulp_sync.shard_board import Board, take_shards
@@ -27,9 +27,9 @@ one)."""
 
 
 def take_shards_job(task_id: str) -> str:
-    """Take shards of task `task_id`'s split sync until none waits; what it did, for RQ's record. It opens
-    its own database connection and closes it at the end, as a task's job does (tasks.run_sync_task). The
-    board is on the Redis the job came from."""
+    """Take shards of task `task_id`'s split sync until none waits; what it did, for RQ's record. It runs on
+    fresh database connections, as a task's job does (database.fresh_connections). The board is on the
+    Redis the job came from."""
     job = get_current_job()
     if job is None:
         raise RuntimeError("take_shards_job runs as an RQ job, on the Redis of its task's board")
@@ -37,12 +37,9 @@ def take_shards_job(task_id: str) -> str:
     meta = board.meta()
     if not meta or board.canceled():
         return "the split sync had ended"
-    connections.close_all()
-    try:
+    with fresh_connections():
         remote = Remote.objects.get(pk=int(meta["remote"]))
         taker = job.worker_name or this_process()
         take_shards(board, partial(download_shard, remote, int(meta["count"])), taker, job.id)
-    finally:
-        connections.close_all()
     log.info("Took shards of task %s", task_id)
     return "took shards"

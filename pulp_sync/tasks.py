@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import User
-from django.db import DatabaseError, connections, transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 from redis import Redis
 from redis.exceptions import RedisError
@@ -182,22 +182,18 @@ def run_sync_task(task_id: str, manifest_file: str | None = None, dispatcher: in
     """The RQ job: run the task in this worker's process; its final state. `dispatcher`: the id of the API
     user who dispatched it, if one did; the task's row forgets it when that user is deleted.
 
-    It records which process runs it (host:pid, in the job's meta) for `reap_abandoned_tasks`. It
-    opens its own database connection and closes it at the end: a forked work horse must not use
-    its parent's, and a SimpleWorker's may go stale while it waits for the next job.
+    It records which process runs it (host:pid, in the job's meta) for `reap_abandoned_tasks`, and runs
+    on fresh database connections (database.fresh_connections says why).
     """
     job = get_current_job()
     assert job is not None, "run_sync_task runs as an RQ job"
     job.meta["process"] = this_process()
     job.save_meta()
-    connections.close_all()
-    try:
+    with database.fresh_connections():
         local = None if manifest_file is None else Path(manifest_file)
         state = str(_run(task_id, job.worker_name or "", manifest_file=local, queue=job.origin, dispatcher=dispatcher))
-        log.info("Task %s %s", task_id, state)
-        return state
-    finally:
-        connections.close_all()
+    log.info("Task %s %s", task_id, state)
+    return state
 
 
 def cancel_task(task_id: Any) -> Task:

@@ -27,6 +27,8 @@ from rq.logutils import setup_loghandlers
 from rq.queue import Queue
 from rq.worker import BaseWorker
 
+from pulp_sync.database import fresh_connections
+
 __all__ = ["ForkWorker", "InProcessWorker", "WORKER_CLASSES", "run_worker"]
 
 log = logging.getLogger(__name__)
@@ -109,8 +111,8 @@ class _Heartbeat(threading.Thread):
     away takes its tasks down with it within about two TTLs, as pulpcore's workers do with theirs.
 
     A thread, so that a long job in a SimpleWorker, or a forking worker watching its work horse, still
-    beats. Its database connection is closed after each reap: a work horse forked meanwhile exits
-    with os._exit and never touches it.
+    beats. Each beat runs on fresh database connections, closed after it: a work horse forked meanwhile
+    exits with os._exit and never touches them.
     """
 
     def __init__(self, name: str, ttl: float) -> None:
@@ -126,14 +128,13 @@ class _Heartbeat(threading.Thread):
         next_reap = time.monotonic() + self._ttl
         while True:
             try:
-                still_alive(connection, self._worker, self._ttl)
-                if time.monotonic() >= next_reap:
-                    next_reap = time.monotonic() + self._ttl
-                    reap_abandoned_tasks(connection)
+                with fresh_connections():
+                    still_alive(connection, self._worker, self._ttl)
+                    if time.monotonic() >= next_reap:
+                        next_reap = time.monotonic() + self._ttl
+                        reap_abandoned_tasks(connection)
             except Exception:  # Redis or the database away for a moment: beat again later
                 log.exception("Worker %s could not send its heartbeat or reap abandoned tasks", self._worker)
-            finally:
-                connections.close_all()
             if self._stopped.wait(self._ttl / 3):
                 return
 
