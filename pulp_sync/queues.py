@@ -18,7 +18,7 @@ from redis import Redis
 
 from pulp_sync import database
 from pulp_sync.messages import redact
-from pulp_sync.processes import this_process
+from pulp_sync.process_names import this_process
 
 __all__ = ["redis_connection", "redis_location", "queue_name", "still_alive", "beating"]
 

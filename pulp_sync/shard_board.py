@@ -37,7 +37,7 @@ from rq.command import send_stop_job_command
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 
 from pulp_sync import defaults
-from pulp_sync.processes import process_alive, this_process
+from pulp_sync.process_names import process_alive, this_process
 from pulp_sync.shard_processes import (
     BatchedProgress,
     Progress,

@@ -13,7 +13,7 @@ from rq.job import get_current_job
 
 from pulp_sync.database import fresh_connections
 from pulp_sync.models import Remote
-from pulp_sync.processes import this_process
+from pulp_sync.process_names import this_process
 from pulp_sync.shard_board import Board, take_shards
 from pulp_sync.sync import download_shard
 

@@ -64,7 +64,7 @@ from pulp_sync import database, defaults, locks
 from pulp_sync.messages import for_the_record, one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.permissions import may_use_remote
-from pulp_sync.processes import process_alive, this_process
+from pulp_sync.process_names import process_alive, this_process
 from pulp_sync.progress import ProgressSink, ShardProgress
 from pulp_sync.queues import beating, queue_name, redis_connection, redis_location
 from pulp_sync.shard_board import Board, abandon, alive_here_or_beating, on_workers

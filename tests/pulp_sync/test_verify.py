@@ -13,7 +13,7 @@ import pytest
 
 from pulp_sync import defaults
 from pulp_sync.models import Artifact
-from pulp_sync.processes import this_process
+from pulp_sync.process_names import this_process
 from pulp_sync.store import artifact_store
 from tests.pulp_sync.test_cli import invoke
 
