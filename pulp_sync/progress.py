@@ -19,7 +19,7 @@ from rich.progress import (
 
 from pulp_sync import defaults
 
-__all__ = ["ProgressSink", "ShardsSink", "ShardProgress", "NullProgress", "RichProgress", "LineProgress",
+__all__ = ["Throttle", "ProgressSink", "ShardsSink", "ShardProgress", "NullProgress", "RichProgress", "LineProgress",
            "progress_for"]
 
 
@@ -88,27 +88,47 @@ class RichProgress:
         self._progress.stop()
 
 
+class Throttle:
+    """When throttled progress is due: at most every `interval` seconds, counted from the start (`restart`)
+    or from when it was last due. A task's row, a shard's reports and a log's lines all keep their time
+    here, so that a sync's progress costs a write per interval, not one per file; each writer says at its
+    own finish whether the last progress is written."""
+
+    def __init__(self, interval: float) -> None:
+        self._interval = interval
+        self._last = time.monotonic()
+
+    def restart(self) -> None:
+        self._last = time.monotonic()
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if now - self._last < self._interval:
+            return False
+        self._last = now
+        return True
+
+
 class LineProgress:
     """For a pipe or a CI log: a line every `defaults.PROGRESS_LINE_SECONDS` while a sync downloads (none
     for a shorter sync), so that a long one shows it is alive, and how far, without a redraw per file."""
 
     def __init__(self, console: Console, doing: str = "Downloading", interval: float | None = None) -> None:
         self._console, self._doing = console, doing
-        self._interval = defaults.PROGRESS_LINE_SECONDS if interval is None else interval
+        self._throttle = Throttle(defaults.PROGRESS_LINE_SECONDS if interval is None else interval)
         self._artifacts = self._bytes = self._total_artifacts = self._total_bytes = 0
-        self._started = self._printed = time.monotonic()
+        self._started = time.monotonic()
 
     def start(self, total_artifacts: int, total_bytes: int) -> None:
         self._total_artifacts, self._total_bytes = total_artifacts, total_bytes
-        self._started = self._printed = time.monotonic()
+        self._started = time.monotonic()
+        self._throttle.restart()
 
     def advance(self, artifacts: int, bytes: int) -> None:
         self._artifacts += artifacts
         self._bytes += bytes
-        now = time.monotonic()
-        if now - self._printed >= self._interval and now > self._started:
-            self._printed = now
-            self._console.print(self._line(now - self._started), highlight=False, markup=False)
+        if self._throttle.due() and (seconds := time.monotonic() - self._started) > 0:
+            self._console.print(self._line(seconds), highlight=False, markup=False)
 
     def finish(self) -> None:
         pass  # the sync's own summary follows

@@ -41,7 +41,7 @@ from django.db import connections
 
 from pulp_sync import defaults
 from pulp_sync.messages import one_line
-from pulp_sync.progress import ProgressSink
+from pulp_sync.progress import ProgressSink, Throttle
 from pulp_sync.shards import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
 from pulp_sync.store import artifact_store
 
@@ -240,21 +240,21 @@ class BatchedProgress(ABC):
     def __init__(self) -> None:
         self._files = 0
         self._bytes = 0
-        self._sent = time.monotonic()
+        self._throttle = Throttle(defaults.SHARD_PROGRESS_SECONDS)
 
     def start(self, total_artifacts: int, total_bytes: int) -> None:
-        self._sent = time.monotonic()
+        self._throttle.restart()
 
     def advance(self, artifacts: int, bytes: int) -> None:
         self._files += artifacts
         self._bytes += bytes
-        if time.monotonic() - self._sent >= defaults.SHARD_PROGRESS_SECONDS:
+        if self._throttle.due():
             self.finish()
 
     def finish(self) -> None:
         self.report(self._files, self._bytes)
         self._files = self._bytes = 0
-        self._sent = time.monotonic()
+        self._throttle.restart()
 
     @abstractmethod
     def report(self, files: int, size: int) -> None:

@@ -65,7 +65,7 @@ from pulp_sync.messages import for_the_record, one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.permissions import may_use_remote
 from pulp_sync.process_names import process_alive, this_process
-from pulp_sync.progress import ProgressSink, ShardProgress
+from pulp_sync.progress import ProgressSink, ShardProgress, Throttle
 from pulp_sync.queues import beating, queue_name, redis_connection, redis_location
 from pulp_sync.shard_board import Board, abandon, alive_here_or_beating, on_workers
 from pulp_sync.shard_jobs import TAKE_SHARDS
@@ -287,26 +287,25 @@ def on_job_stopped(job: Job, connection: Redis) -> None:
 
 
 class TaskProgress:
-    """A ProgressSink that writes a task's progress to its row, at most every `interval` seconds; and, for a
-    split sync, each shard's (a ShardsSink)."""
+    """A ProgressSink that writes a task's progress to its row, at most every `interval` seconds and at the
+    finish; and, for a split sync, each shard's (a ShardsSink)."""
 
     def __init__(self, task_id: Any, interval: float = defaults.PROGRESS_SECONDS) -> None:
         self._tasks = Task.objects.filter(pk=task_id)
-        self._interval = interval
+        self._throttle = Throttle(interval)
         self._artifacts = 0
         self._bytes = 0
         self._shards: list[ShardProgress] | None = None
-        self._written = time.monotonic()
 
     def start(self, total_artifacts: int, total_bytes: int) -> None:
         self._update(artifacts_total=total_artifacts, bytes_total=total_bytes, artifacts_done=0, bytes_done=0,
                      shards=self._shards)
-        self._written = time.monotonic()
+        self._throttle.restart()
 
     def advance(self, artifacts: int, bytes: int) -> None:
         self._artifacts += artifacts
         self._bytes += bytes
-        if time.monotonic() - self._written >= self._interval:
+        if self._throttle.due():
             self._write()
 
     def shards(self, reports: list[ShardProgress]) -> None:
@@ -323,7 +322,6 @@ class TaskProgress:
 
     def _write(self) -> None:
         self._update(artifacts_done=self._artifacts, bytes_done=self._bytes, shards=self._shards)
-        self._written = time.monotonic()
 
     def _update(self, **fields: Any) -> None:
         """Write the progress unless the task is being canceled; then raise TaskCanceled to stop it."""
