@@ -67,9 +67,9 @@ from pulp_sync.permissions import may_use_remote
 from pulp_sync.process_names import process_alive, this_process
 from pulp_sync.progress import ProgressSink, ShardProgress, Throttle
 from pulp_sync.queues import beating, queue_name, redis_connection, redis_location
-from pulp_sync.shard_board import Board, abandon, alive_here_or_beating, on_workers
-from pulp_sync.shard_jobs import TAKE_SHARDS
-from pulp_sync.shard_processes import Runner, run_shards
+from pulp_sync.split.board import Board, abandon, alive_here_or_beating, on_workers
+from pulp_sync.split.forked import Runner, run_shards
+from pulp_sync.split.jobs import TAKE_SHARDS
 from pulp_sync.store import artifact_store
 from pulp_sync.sync import SyncError, sync_repository
 
@@ -414,7 +414,7 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: st
 
 def _shard_runner(task: Task, worker: str, queue: str | None) -> Runner:
     """How the task's sync runs its shards, if it splits: an RQ task's on the board, for every worker of its
-    queue to take (pulp_sync.shard_board); an inline task's in processes on this host."""
+    queue to take (pulp_sync.split.board); an inline task's in processes on this host."""
     if queue is None:
         return run_shards
     connection = redis_connection()
@@ -507,7 +507,7 @@ def _finish_cancel(task_id: Any) -> bool:
 
 def _end_shards(task_id: Any) -> None:
     """End the board of the task's split sync, if it had one, when the task's own process cannot (it was
-    killed, or stopped by RQ): its takers on other workers stop (shard_board.abandon). Only an RQ task's
+    killed, or stopped by RQ): its takers on other workers stop (board.abandon). Only an RQ task's
     sync has a board."""
     if not Task.objects.filter(pk=task_id).exclude(job_id="").exists():
         return

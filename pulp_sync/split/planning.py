@@ -1,7 +1,7 @@
 """One sync's downloads split across processes on this host ("shards"), into one store and one version.
 
     the parent: plan (the spool of what the store lacks) ─> split it into shards ─> one child per shard
-    each child: download, verify, adopt and record its artifacts (pulp_sync.shard_processes)
+    each child: download, verify, adopt and record its artifacts (pulp_sync.split.forked)
     the parent: sums their progress, stops them all at the first failure, then builds the one version
 
 Why processes: a sync is one Python process, and on many small files its per-file work (a request, a
