@@ -3,7 +3,7 @@ in one place for the command line, the API and the harness's specs (which may no
 
 A whole number from 1 up, or "auto", stored as AUTO (0): one process per CPU this process may use,
 bounded by the work; either way no more than the remote's download_concurrency, which the processes share
-(pulp_sync.split.planning.how_many decides).
+(pulp_sync.sync.split.planning.how_many decides).
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from django.utils.module_loading import import_string
 
 from pulp_base import private
 from pulp_sync import defaults, locks
+from pulp_sync.content.store import artifact_store
 from pulp_sync.errors import ConfigurationError
-from pulp_sync.store import artifact_store
 
 __all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe", "explain", "retried", "identity",
            "fresh_connections"]

@@ -398,7 +398,7 @@ class TaskState(models.TextChoices):
 
 
 class Task(models.Model):
-    """One sync run, inline or as an RQ job (see pulp_sync/tasks.py): state, times, progress, outcome.
+    """One sync run, inline or as an RQ job (see pulp_sync/tasking/tasks.py): state, times, progress, outcome.
 
     `error` is a one-line message for people (never a secret); `report` is the SyncReport as a dict,
     also after a failed download. Progress fields are written a few times a second while it runs.

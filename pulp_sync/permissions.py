@@ -1,7 +1,7 @@
 """Pulp's object roles over pulp-sync's models, who may use a remote and who may distribute a repository:
 the rules that the API (pulp_sync/api/access.py builds what users see and change on them), the workers (a
-task checks its dispatcher's right to its remote when it starts, pulp_sync/tasks.py) and the content app (a
-distribution serves only while an owner of it may distribute what it serves, pulp_sync/serving.py) apply.
+task checks its dispatcher's right to its remote when it starts, pulp_sync/tasking/tasks.py) and the content app (a
+distribution serves only while an owner of it may distribute what it serves, pulp_sync/content/serving.py) apply.
 Here rather than in the API package so that each checks with the very same rule without loading the API.
 """
 

@@ -149,10 +149,10 @@ def _run_unit(tree: str, kind: str, rate: float, engines: list[str], syncs: int,
 def _one_sync(clean: str, faulty: RunningServer, engine: str, expected: set[tuple[str, str]], cell: Cell) -> Cell:
     """Reset, sync the previous version, sync through the faults, then check the outcome and the store."""
     from pulp_sync import database
+    from pulp_sync.content.store import artifact_store
+    from pulp_sync.content.verify import verify_store
     from pulp_sync.models import Remote, Repository
-    from pulp_sync.store import artifact_store
-    from pulp_sync.sync import SyncError, SyncReport, sync_repository
-    from pulp_sync.verify import verify_store
+    from pulp_sync.sync.pipeline import SyncError, SyncReport, sync_repository
 
     database.reset()
     repository = Repository.objects.create(name="repo")

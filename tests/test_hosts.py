@@ -6,7 +6,7 @@ Everything a worker reaches, it reaches at 198.18.0.1 as a second machine would:
 the fixture server, the first two through forwarders that hosts.sh starts and stops (or directly, where
 an earlier hosts.sh made those servers listen on the bridge themselves). Each host has its own host
 name, so no process can see another host's processes: the tasks of the lost host are failed by the
-other host's workers, through the heartbeats they keep in Redis (pulp_sync/worker.py), within two of
+other host's workers, through the heartbeats they keep in Redis (pulp_sync/tasking/worker.py), within two of
 their TTLs.
 """
 

@@ -44,7 +44,7 @@ held to the floors like any module's, but are no edges of the cycle graph. (The 
 database.configure names it to Django and reads it at once.)"""
 _MODULE_NAME = re.compile(r"(?:" + "|".join(OURS) + r")(?:\.\w+)+(?::\w+)?")
 """A string that may name a module of ours: "harness.cli" as importlib takes it, "harness.cli:bench_group"
-as an entry point, "pulp_sync.split.jobs.take_shards_job" as RQ's dotted job path."""
+as an entry point, "pulp_sync.sync.split.jobs.take_shards_job" as RQ's dotted job path."""
 
 
 def imported(source: str) -> Iterator[tuple[int, str]]:

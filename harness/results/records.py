@@ -86,7 +86,7 @@ class RunRecord:
     downloader: str | None = None
     concurrency: int | None = None
     processes: int | None = None
-    """The processes the sync's downloads were split across (its report's; pulp_sync.split.planning)."""
+    """The processes the sync's downloads were split across (its report's; pulp_sync.sync.split.planning)."""
     connections: int | None = None
     """Downloads in flight at most, the sync's processes together (`connections_of`)."""
     files_per_s: float | None = None

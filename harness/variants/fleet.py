@@ -57,7 +57,7 @@ the processes and connections are each sync's own, one repository's run's those 
 @dataclass(frozen=True)
 class FleetTask:
     """One task as `pulp-sync tasks --json` gives it: when it was created, started and finished, the
-    worker that ran it (`host.pid.suffix`, pulp_sync.worker) and its report."""
+    worker that ran it (`host.pid.suffix`, pulp_sync.tasking.worker) and its report."""
 
     repository: str
     state: str

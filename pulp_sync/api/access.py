@@ -41,7 +41,7 @@ from pulp_sync.models import (
     UserRole,
 )
 from pulp_sync.permissions import ROLES, ObjectRoles, User, is_admin, may_use_remote, owned, seen
-from pulp_sync.tasks import dispatch_sync
+from pulp_sync.tasking.tasks import dispatch_sync
 
 __all__ = [
     "ObjectRoles",

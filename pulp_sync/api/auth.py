@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
 
 from pulp_sync.models import Task, TaskState
-from pulp_sync.tasks import cancel_task
+from pulp_sync.tasking.tasks import cancel_task
 
 __all__ = ["save_user", "delete_user", "token_for"]
 

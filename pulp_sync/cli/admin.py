@@ -12,10 +12,10 @@ from rich.table import Table
 
 from pulp_sync import database
 from pulp_sync.cli.shared import open_database
-from pulp_sync.progress import progress_for
+from pulp_sync.sync.progress import progress_for
 
 if TYPE_CHECKING:
-    from pulp_sync.verify import Verification
+    from pulp_sync.content.verify import Verification
 
 __all__ = ["migrate", "reset", "repositories", "verify"]
 
@@ -34,7 +34,7 @@ def reset(yes: bool) -> None:
     database.configure()
     if not yes:
         click.confirm(f"Delete all data in {database.describe()} and the artifact store?", abort=True)
-    from pulp_sync.store import StoreError
+    from pulp_sync.content.store import StoreError
 
     try:
         database.reset()
@@ -71,8 +71,8 @@ def verify(repair: bool, as_json: bool) -> None:
     a terminal, a line every few seconds otherwise, shows how far it is.
     """
     open_database()
-    from pulp_sync.store import artifact_store
-    from pulp_sync.verify import verify_store
+    from pulp_sync.content.store import artifact_store
+    from pulp_sync.content.verify import verify_store
 
     found = verify_store(artifact_store(), repair, progress_for(Console(stderr=True), "Checking"))
     if as_json:

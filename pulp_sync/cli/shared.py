@@ -55,7 +55,7 @@ def redis_errors() -> Iterator[None]:
     """A Redis failure as one `Error:` line; redis is imported only by the commands that use it."""
     from redis.exceptions import RedisError
 
-    from pulp_sync.queues import redis_location
+    from pulp_sync.tasking.queues import redis_location
 
     try:
         yield

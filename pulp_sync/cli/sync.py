@@ -22,14 +22,14 @@ from rich.console import Console
 from pulp_base.manifest import MANIFEST_NAME
 from pulp_base.processes import parse_processes
 from pulp_sync.cli.downloaders import InstalledDownloader
+from pulp_sync.cli.remote_options import refuse_password_in_url, remote_options, settings_from_options
 from pulp_sync.cli.shared import open_database, redis_errors, task_dict
 from pulp_sync.messages import one_line
-from pulp_sync.progress import progress_for
-from pulp_sync.remote_options import refuse_password_in_url, remote_options, settings_from_options
+from pulp_sync.sync.progress import progress_for
 
 if TYPE_CHECKING:
     from pulp_sync.models import Remote, Repository, Task
-    from pulp_sync.sync import SyncReport
+    from pulp_sync.sync.pipeline import SyncReport
 
 __all__ = ["sync"]
 
@@ -187,7 +187,7 @@ def _signals_end_the_sync(repository: str) -> Iterator[None]:
 
 
 def _sync_inline(remote: Remote, repository: Repository, as_json: bool, manifest_file: Path | None) -> None:
-    from pulp_sync.sync import SyncError, sync_repository
+    from pulp_sync.sync.pipeline import SyncError, sync_repository
 
     report: SyncReport | None
     try:
@@ -201,8 +201,8 @@ def _sync_inline(remote: Remote, repository: Repository, as_json: bool, manifest
 def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool, manifest_file: Path | None) -> None:
     """Queue the sync as an RQ task; then wait for it and print as inline does, or print the task."""
     from pulp_sync.models import TaskState
-    from pulp_sync.sync import SyncReport
-    from pulp_sync.tasks import dispatch_sync, wait_for
+    from pulp_sync.sync.pipeline import SyncReport
+    from pulp_sync.tasking.tasks import dispatch_sync, wait_for
 
     task = dispatch_sync(repository, remote, tasking="rq", manifest_file=manifest_file)
     if wait and not task.is_finished:
@@ -228,7 +228,7 @@ def _interrupted_wait(task: Task) -> NoReturn:
     script's interrupt leaves it running), say what became of it, and exit 130 as an interrupt does."""
     from django.db import connections
 
-    from pulp_sync.tasks import cancel_task
+    from pulp_sync.tasking.tasks import cancel_task
 
     connections.close_all()  # the interrupt may have come in the middle of a query: start afresh
     choice = "leave"

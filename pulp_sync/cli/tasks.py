@@ -32,7 +32,7 @@ __all__ = ["tasks", "worker"]
 def worker(worker_class: str, burst: bool, queue: str | None) -> None:
     """Run the sync tasks queued on Redis ($REDIS_URL); first fail the tasks of workers that died."""
     open_database()
-    from pulp_sync.worker import run_worker
+    from pulp_sync.tasking.worker import run_worker
 
     with redis_errors():
         run_worker(worker_class, queue, burst)
@@ -52,8 +52,8 @@ def tasks(ctx: click.Context, state: str | None, as_json: bool) -> None:
     from redis.exceptions import RedisError
 
     from pulp_sync.models import Task, TaskState
-    from pulp_sync.queues import redis_location
-    from pulp_sync.tasks import reap_abandoned_tasks
+    from pulp_sync.tasking.queues import redis_location
+    from pulp_sync.tasking.tasks import reap_abandoned_tasks
 
     if state is not None and state not in TaskState.values:
         raise click.BadParameter(f"{state!r} is not one of {', '.join(TaskState.values)}", param_hint="--state")
@@ -85,7 +85,7 @@ def cancel(task_id: uuid.UUID, wait: bool) -> None:
     downloads; the repository keeps its version). A finished task cannot be canceled (exit 1)."""
     open_database()
     from pulp_sync.models import Task, TaskState
-    from pulp_sync.tasks import cancel_task, wait_for
+    from pulp_sync.tasking.tasks import cancel_task, wait_for
 
     task = Task.objects.filter(pk=task_id).first()
     if task is None:

@@ -34,8 +34,8 @@ from downloaders import available
 from pulp_base.manifest import parse_manifest
 from tests.databases import throwaway_database
 from tests.pulp_sync.conftest import manifest_line
+from tests.pulp_sync.sync.test_pipeline import manifest_of
 from tests.pulp_sync.test_api_users import KEY, NOT_PEM
-from tests.pulp_sync.test_sync import manifest_of
 from tests.servers import self_signed_certificate, serve_app
 
 pytestmark = pytest.mark.slow

@@ -19,10 +19,10 @@ from rest_framework.validators import UniqueValidator
 
 from pulp_sync.api.auth import save_user
 from pulp_sync.models import Artifact, Remote, Repository, Task
-from pulp_sync.tasks import dispatch_sync
+from pulp_sync.tasking.tasks import dispatch_sync
+from tests.pulp_sync.cli.test_remote_options import invoke
+from tests.pulp_sync.tasking.test_tasks import queue, redis  # noqa: F401 - fixtures, used by name
 from tests.pulp_sync.test_pulp_api import call, created
-from tests.pulp_sync.test_remote_options import invoke
-from tests.pulp_sync.test_tasks import queue, redis  # noqa: F401 - fixtures, used by name
 from tests.servers import self_signed_certificate
 
 NOT_FOUND = {"detail": "No Remote matches the given query."}

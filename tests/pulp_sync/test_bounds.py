@@ -14,10 +14,10 @@ import pytest
 
 from downloaders import defaults
 from pulp_sync.models import Repository, TaskState
-from pulp_sync.tasks import dispatch_sync
+from pulp_sync.tasking.tasks import dispatch_sync
 from tests.pulp_sync.conftest import ENGINES, manifest_line
+from tests.pulp_sync.tasking.test_tasks import Workers, queue, redis, sync_source, workers  # noqa: F401 - fixtures
 from tests.pulp_sync.test_crash_safety import PULP_SYNC, workspace_of
-from tests.pulp_sync.test_tasks import Workers, queue, redis, sync_source, workers  # noqa: F401 - fixtures
 from tests.servers import serve_raw
 
 FILES = 2 * defaults.MAX_DOWNLOAD_CONCURRENCY

@@ -27,14 +27,14 @@ from rq.job import Job
 from fixtures import NetworkProfile
 from fixtures.server import serve_in_background
 from pulp_base.manifest import parse_manifest
+from pulp_sync.content.store import artifact_store
+from pulp_sync.content.verify import Verification, verify_store
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
-from pulp_sync.store import artifact_store
-from pulp_sync.sync import SyncError, sync_repository
-from pulp_sync.tasks import dispatch_sync, reap_abandoned_tasks, wait_for
-from pulp_sync.verify import Verification, verify_store
+from pulp_sync.sync.pipeline import SyncError, sync_repository
+from pulp_sync.tasking.tasks import dispatch_sync, reap_abandoned_tasks, wait_for
 from tests.pulp_sync.conftest import write_repository
+from tests.pulp_sync.tasking.test_tasks import FINISH_SECONDS, Workers, queue, redis, workers  # noqa: F401 - fixtures
 from tests.pulp_sync.test_cli import PULP_SYNC
-from tests.pulp_sync.test_tasks import FINISH_SECONDS, Workers, queue, redis, workers  # noqa: F401 - fixtures
 
 KILLS = 20
 """SIGKILLs of each kind of process: the inline CLI, and the RQ worker (10 forking, 10 simple)."""

@@ -36,10 +36,10 @@ from downloaders import (
 )
 from fixtures.server import make_app
 from pulp_base.manifest import MAX_LINE_BYTES, ManifestError, file_url, parse_manifest
+from pulp_sync.content.store import ArtifactStore, artifact_store
+from pulp_sync.content.verify import verify_store
 from pulp_sync.models import Artifact, Remote, Repository, RepositoryVersion
-from pulp_sync.store import ArtifactStore, artifact_store
-from pulp_sync.sync import SyncError, sync_repository
-from pulp_sync.verify import verify_store
+from pulp_sync.sync.pipeline import SyncError, sync_repository
 from tests.pulp_sync.conftest import ENGINES, manifest_line, write_repository
 from tests.pulp_sync.test_cli import invoke
 from tests.servers import self_signed_certificate, serve_app, serve_raw

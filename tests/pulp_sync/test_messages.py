@@ -11,7 +11,7 @@ import pytest
 
 from pulp_sync.messages import MAX_RECORDED_CHARS, for_the_record
 from pulp_sync.models import Remote, Repository, TaskState
-from pulp_sync.tasks import dispatch_sync
+from pulp_sync.tasking.tasks import dispatch_sync
 
 NOT_HTTP = b"-ERR unknown command \x1b[31m" + b"\x00\x01secret-of-the-port " * 4000 + b"\r\n"
 """What a service that is not HTTP (a Redis, an admin console) answers: text, escape sequences and raw

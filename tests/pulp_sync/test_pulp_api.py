@@ -20,11 +20,11 @@ from rq.job import Job, JobStatus
 
 from pulp_sync.api.auth import save_user
 from pulp_sync.api.pulp.schema import APP_VERSIONS
+from pulp_sync.content.store import artifact_store
 from pulp_sync.models import Remote, Repository, RepositoryVersion, Task, TaskState
-from pulp_sync.store import artifact_store
-from pulp_sync.tasks import dispatch_sync
-from tests.pulp_sync.test_sync import assert_store_is_sound
-from tests.pulp_sync.test_tasks import (  # noqa: F401 - fixtures, used by name
+from pulp_sync.tasking.tasks import dispatch_sync
+from tests.pulp_sync.sync.test_pipeline import assert_store_is_sound
+from tests.pulp_sync.tasking.test_tasks import (  # noqa: F401 - fixtures, used by name
     Workers,
     big_tree,
     fast_server,

@@ -13,8 +13,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from pulp_sync.content.store import artifact_store
 from pulp_sync.models import Artifact, Repository
-from pulp_sync.store import artifact_store
 from tests.pulp_sync.test_api_users import client_of
 
 API = "/pulp/api/v3/"

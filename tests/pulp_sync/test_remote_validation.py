@@ -14,9 +14,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from pulp_sync.models import Remote
+from tests.pulp_sync.cli.test_remote_options import invoke
 from tests.pulp_sync.test_api import running_api
 from tests.pulp_sync.test_pulp_api import client  # noqa: F401 - a fixture, used by name
-from tests.pulp_sync.test_remote_options import invoke
 
 URL = "http://127.0.0.1:9/PULP_MANIFEST"
 COLLECTIONS = {"pulp": "/pulp/api/v3/remotes/file/file/", "deprecated": "/api/v3/remotes/"}

@@ -19,14 +19,14 @@ from rest_framework.test import APIClient
 from rq import Queue
 
 from fixtures.server import RunningServer, serve_in_background
+from pulp_sync.content.serving import distribution_at
 from pulp_sync.models import Task, TaskState
 from pulp_sync.permissions import may_serve
-from pulp_sync.serving import distribution_at
+from tests.pulp_sync.cli.test_remote_options import invoke
+from tests.pulp_sync.tasking.test_tasks import Workers, finished, queue, redis, workers  # noqa: F401 - fixtures
 from tests.pulp_sync.test_api_users import VIEWER, alice, bob  # noqa: F401 - fixtures, used by name
 from tests.pulp_sync.test_pulp_api import call, created
 from tests.pulp_sync.test_pulp_publishing import fetched, repository_with_versions, upload
-from tests.pulp_sync.test_remote_options import invoke
-from tests.pulp_sync.test_tasks import Workers, finished, queue, redis, workers  # noqa: F401 - fixtures
 
 OWNER = "file.filerepository_owner"
 NOT_OWNED = ["You may distribute only the repositories you own: a distribution serves their content to anyone."]

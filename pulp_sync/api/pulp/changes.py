@@ -1,5 +1,5 @@
 """Pulp's ways to change a repository's content outside a sync, and to delete and repair its versions:
-the bodies they take and the tasks they answer with (pulp_sync/repository_versions.py does the work).
+the bodies they take and the tasks they answer with (pulp_sync/content/versions.py does the work).
 
     POST content/file/files/            a file (multipart, as `pulp file content upload`) or an artifact's
                                         href, at a relative path; added to `repository` if given
@@ -31,10 +31,10 @@ from pulp_sync.api.fields import RelatedHrefField
 from pulp_sync.api.pulp.filters import object_of
 from pulp_sync.api.pulp.finished import finished_task
 from pulp_sync.api.pulp.serializers import FileContentSerializer, PulpFields
+from pulp_sync.content.store import artifact_store
+from pulp_sync.content.uploads import content_unit, stored_artifact
+from pulp_sync.content.versions import VersionError, changed_version, repair_version
 from pulp_sync.models import Artifact, FileContent, Repository, RepositoryVersion, Task
-from pulp_sync.repository_versions import VersionError, changed_version, repair_version
-from pulp_sync.store import artifact_store
-from pulp_sync.uploads import content_unit, stored_artifact
 
 __all__ = [
     "ContentCreateSerializer",

@@ -1,5 +1,5 @@
 """Pulp's content app inside `pulp-sync api`: `GET /pulp/content/<base_path>/<relative path>` streams a file
-of what the distribution at that base path serves (pulp_sync/serving.py) from the artifact store, and its
+of what the distribution at that base path serves (pulp_sync/content/serving.py) from the artifact store, and its
 manifest; HEAD answers the same without the body.
 
 Open to anyone who reaches the server, as Pulp's content app is (pulp-sync has no content guards): only
@@ -24,9 +24,9 @@ from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBas
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
+from pulp_sync.content.serving import distribution_at, served
+from pulp_sync.content.store import artifact_store
 from pulp_sync.models import Artifact
-from pulp_sync.serving import distribution_at, served
-from pulp_sync.store import artifact_store
 
 __all__ = ["content"]
 

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from pulp_sync.messages import one_line
 from pulp_sync.models import Repository, Task, TaskState
-from pulp_sync.process_names import this_process
-from pulp_sync.tasks import end_task
+from pulp_sync.tasking.process_names import this_process
+from pulp_sync.tasking.tasks import end_task
 
 __all__ = ["finished_task"]
 

@@ -23,9 +23,9 @@ from django.db.models import ProtectedError, QuerySet
 
 from pulp_sync.api.pulp.finished import finished_task
 from pulp_sync.api.pulp.serializers import ORPHAN_CLEANUP
-from pulp_sync.bulk import batches
+from pulp_sync.content.bulk import batches
+from pulp_sync.content.store import ArtifactStore, artifact_store
 from pulp_sync.models import Artifact, FileContent, Task, TaskState
-from pulp_sync.store import ArtifactStore, artifact_store
 
 __all__ = ["clean_up_orphans", "SyncsUnfinished"]
 

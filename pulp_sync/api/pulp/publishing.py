@@ -1,5 +1,5 @@
 """Pulp's file publications and distributions: a version made servable, and the base path that serves
-it over HTTP (pulp_sync/serving.py; the content app is content_app.py).
+it over HTTP (pulp_sync/content/serving.py; the content app is content_app.py).
 
 Who may do what (pulp_sync/permissions.py's roles, `file.filepublication_*` and `file.filedistribution_*`):
 whoever sees a repository version may publish it, and owns the publication; a distribution serves its
@@ -34,9 +34,9 @@ from pulp_sync.api.pulp.roles import Roles
 from pulp_sync.api.pulp.serializers import PulpFields, file_version_href
 from pulp_sync.api.pulp.views import NAME_FILTERS, PulpViewSet
 from pulp_sync.api.serializers import UniqueName
+from pulp_sync.content.serving import base_path_problem
 from pulp_sync.models import Distribution, Publication, Repository, RepositoryVersion
 from pulp_sync.permissions import may_distribute
-from pulp_sync.serving import base_path_problem
 
 __all__ = [
     "FilePublicationSerializer",

@@ -17,7 +17,7 @@ from rest_framework import serializers
 from rq import Queue, Worker
 
 from pulp_sync.api.pulp.schema import APP_VERSIONS
-from pulp_sync.queues import queue_name, redis_connection
+from pulp_sync.tasking.queues import queue_name, redis_connection
 
 __all__ = ["StatusSerializer", "service_status"]
 

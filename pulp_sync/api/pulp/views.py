@@ -40,9 +40,9 @@ from pulp_sync.api.pulp.serializers import (
 )
 from pulp_sync.api.pulp.status import StatusSerializer, service_status
 from pulp_sync.api.pulp.versions import added_content, removed_content
+from pulp_sync.content.versions import VersionError, delete_version
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
-from pulp_sync.repository_versions import VersionError, delete_version
-from pulp_sync.tasks import cancel_task
+from pulp_sync.tasking.tasks import cancel_task
 
 __all__ = [
     "FileRemoteViewSet",

@@ -1,4 +1,4 @@
-"""pulp_sync/queues.py: this installation's queue and the workers' heartbeats, on the local Redis.
+"""pulp_sync/tasking/queues.py: this installation's queue and the workers' heartbeats, on the local Redis.
 
 The queue of an installation without PULP_SYNC_QUEUE, shared by two on one Redis, is in test_tasks.py
 (it needs two databases and a worker)."""
@@ -12,7 +12,7 @@ import pytest
 from django.test import override_settings
 from redis import Redis
 
-from pulp_sync.queues import beating, queue_name, redis_connection, redis_location, still_alive
+from pulp_sync.tasking.queues import beating, queue_name, redis_connection, redis_location, still_alive
 
 
 @pytest.fixture

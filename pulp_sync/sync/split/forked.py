@@ -1,4 +1,4 @@
-"""The shards of a split sync (pulp_sync.split.planning) run in processes forked from the sync's own.
+"""The shards of a split sync (pulp_sync.sync.split.planning) run in processes forked from the sync's own.
 
 Why fork: a fresh interpreter pays Python's, Django's and aiohttp's start-up (0.6 s on a 2-core
 machine, a quarter of a 10,000-file sync there); a fork starts at once with everything loaded. What a
@@ -40,10 +40,10 @@ from typing import IO, Any
 from django.db import connections
 
 from pulp_sync import defaults
+from pulp_sync.content.store import artifact_store
 from pulp_sync.messages import one_line
-from pulp_sync.progress import ProgressSink, Throttle
-from pulp_sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
-from pulp_sync.store import artifact_store
+from pulp_sync.sync.progress import ProgressSink, Throttle
+from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
 
 __all__ = ["Work", "Progress", "Runner", "run_shards", "fork_child", "terminate", "remove_workspaces",
            "BatchedProgress", "PipeProgress", "Stopped"]
@@ -59,7 +59,7 @@ cancel)."""
 
 Runner = Callable[[Sequence[Shard], str, Work, Callable[[], None], Progress], list[ShardCounts]]
 """How a split sync's shards are run: `run_shards` (processes on this host), or on RQ workers
-(pulp_sync.split.board.on_workers)."""
+(pulp_sync.sync.split.board.on_workers)."""
 
 _INHERITED: list[Any] = []
 """The parent's database connections, in a child: kept from the garbage collector, which would close them."""

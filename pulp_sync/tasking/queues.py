@@ -1,6 +1,6 @@
 """Redis as the tasks see it: the connection, this installation's RQ queue and the workers' heartbeats.
 
-Apart from what the tasks do (pulp_sync/tasks.py), as rq keeps `connections.py` and
+Apart from what the tasks do (pulp_sync/tasking/tasks.py), as rq keeps `connections.py` and
 `worker_registration.py` apart from its jobs: the worker, the shards' jobs, the API's status and the
 command line's Redis errors need Redis, not the sync, and import this module alone.
 
@@ -18,7 +18,7 @@ from redis import Redis
 
 from pulp_sync import database
 from pulp_sync.messages import redact
-from pulp_sync.process_names import this_process
+from pulp_sync.tasking.process_names import this_process
 
 __all__ = ["redis_connection", "redis_location", "queue_name", "still_alive", "beating"]
 

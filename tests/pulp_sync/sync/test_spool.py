@@ -1,10 +1,10 @@
-"""pulp_sync.spool: a planned download's line and back, whatever its path holds."""
+"""pulp_sync.sync.spool: a planned download's line and back, whatever its path holds."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from pulp_sync.spool import Spooled, parse_line, read_spool, spool_line
+from pulp_sync.sync.spool import Spooled, parse_line, read_spool, spool_line
 
 
 def test_a_line_reads_back_as_written_even_with_commas_in_the_path(tmp_path: Path) -> None:

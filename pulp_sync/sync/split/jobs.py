@@ -1,4 +1,4 @@
-"""The RQ job that takes shards of a split sync from its board (pulp_sync.split.board), on any worker.
+"""The RQ job that takes shards of a split sync from its board (pulp_sync.sync.split.board), on any worker.
 
 Queued by the task that splits its sync, one per shard but the first; a job that finds the board
 canceled, gone or empty ends at once, so jobs left on the queue after their sync ended cost nothing.
@@ -13,16 +13,16 @@ from rq.job import get_current_job
 
 from pulp_sync.database import fresh_connections
 from pulp_sync.models import Remote
-from pulp_sync.process_names import this_process
-from pulp_sync.split.board import Board, take_shards
-from pulp_sync.sync import download_shard
+from pulp_sync.sync.pipeline import download_shard
+from pulp_sync.sync.split.board import Board, take_shards
+from pulp_sync.tasking.process_names import this_process
 
 __all__ = ["TAKE_SHARDS", "take_shards_job"]
 
 log = logging.getLogger(__name__)
 
 TAKE_SHARDS = f"{__name__}.take_shards_job"
-"""The job, as RQ enqueues it by name (pulp_sync.split.board.on_workers is handed it: this module needs that
+"""The job, as RQ enqueues it by name (pulp_sync.sync.split.board.on_workers is handed it: this module needs that
 one)."""
 
 

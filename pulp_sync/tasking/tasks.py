@@ -16,7 +16,7 @@ with the partial downloads in it:
 
 A worker stopped cold (a second SIGTERM or SIGINT: RQ kills the work horse, or raises in a
 SimpleWorker's job) ends its task failed, saying which worker was stopped by which signal
-(`WorkerStopped`; pulp_sync/worker.py).
+(`WorkerStopped`; pulp_sync/tasking/worker.py).
 
 `cancel_task` (the API's PATCH {"state": "canceled"}) cancels a waiting task at once and takes its
 job off the queue. A running one becomes canceling and is stopped two ways: RQ's stop-job command
@@ -32,9 +32,9 @@ fails it before it reaches the remote. So does the user's deletion: the task's `
 null, as for a task of the command line, so the RQ job itself carries who dispatched it, and a job whose
 dispatcher is no longer on its task's row is refused.
 
-Redis itself (the connection, this installation's queue, the workers' heartbeats) is pulp_sync/queues.py's.
+Redis itself (the connection, this installation's queue, the workers' heartbeats) is pulp_sync/tasking/queues.py's.
 `run_sync_task`, `on_job_failure` and `on_job_stopped` stay here by name: RQ records them in each job as
-`pulp_sync.tasks.<name>`, and a job queued before an upgrade must still find them.
+`pulp_sync.tasking.tasks.<name>`, and a job queued before an upgrade must still find them.
 """
 
 from __future__ import annotations
@@ -61,17 +61,17 @@ from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
 
 from pulp_sync import database, defaults, locks
+from pulp_sync.content.store import artifact_store
 from pulp_sync.messages import for_the_record, one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.permissions import may_use_remote
-from pulp_sync.process_names import process_alive, this_process
-from pulp_sync.progress import ProgressSink, ShardProgress, Throttle
-from pulp_sync.queues import beating, queue_name, redis_connection, redis_location
-from pulp_sync.split.board import Board, abandon, alive_here_or_beating, on_workers
-from pulp_sync.split.forked import Runner, run_shards
-from pulp_sync.split.jobs import TAKE_SHARDS
-from pulp_sync.store import artifact_store
-from pulp_sync.sync import SyncError, sync_repository
+from pulp_sync.sync.pipeline import SyncError, sync_repository
+from pulp_sync.sync.progress import ProgressSink, ShardProgress, Throttle
+from pulp_sync.sync.split.board import Board, abandon, alive_here_or_beating, on_workers
+from pulp_sync.sync.split.forked import Runner, run_shards
+from pulp_sync.sync.split.jobs import TAKE_SHARDS
+from pulp_sync.tasking.process_names import process_alive, this_process
+from pulp_sync.tasking.queues import beating, queue_name, redis_connection, redis_location
 
 __all__ = [
     "TASKING",
@@ -106,7 +106,7 @@ class TaskCanceled(Exception):
 
 class WorkerStopped(SystemExit):
     """What a worker stopped cold (RQ's cold shutdown: a second SIGTERM or SIGINT) raises instead of a
-    bare SystemExit (pulp_sync/worker.py), so that its task ends saying why (`on_worker_stopped`).
+    bare SystemExit (pulp_sync/tasking/worker.py), so that its task ends saying why (`on_worker_stopped`).
 
     A SystemExit, so that RQ's loop and the process end as after any cold shutdown (with status 0: the
     sentence is in `cause`, not in the exit code)."""
@@ -414,7 +414,7 @@ def _run(task_id: Any, worker: str, manifest_file: Path | None = None, queue: st
 
 def _shard_runner(task: Task, worker: str, queue: str | None) -> Runner:
     """How the task's sync runs its shards, if it splits: an RQ task's on the board, for every worker of its
-    queue to take (pulp_sync.split.board); an inline task's in processes on this host."""
+    queue to take (pulp_sync.sync.split.board); an inline task's in processes on this host."""
     if queue is None:
         return run_shards
     connection = redis_connection()

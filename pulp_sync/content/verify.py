@@ -22,10 +22,10 @@ from typing import Any
 
 from django.db.models import Count, Sum
 
-from pulp_sync.bulk import batches
+from pulp_sync.content.bulk import batches
+from pulp_sync.content.store import ArtifactStore
 from pulp_sync.models import Artifact, RepositoryVersion
-from pulp_sync.progress import NullProgress, ProgressSink
-from pulp_sync.store import ArtifactStore
+from pulp_sync.sync.progress import NullProgress, ProgressSink
 
 __all__ = ["Verification", "verify_store", "intact", "mark_lost"]
 

@@ -33,14 +33,21 @@ from rq.job import Job
 from fixtures import NetworkProfile
 from fixtures.server import serve_in_background
 from pulp_sync import locks
+from pulp_sync.content.store import artifact_store
 from pulp_sync.models import Remote, Repository, RepositoryVersion, Task, TaskState
-from pulp_sync.queues import redis_connection
-from pulp_sync.store import artifact_store
-from pulp_sync.tasks import TaskProgress, cancel_task, dispatch_sync, on_job_failure, reap_abandoned_tasks, wait_for
+from pulp_sync.tasking.queues import redis_connection
+from pulp_sync.tasking.tasks import (
+    TaskProgress,
+    cancel_task,
+    dispatch_sync,
+    on_job_failure,
+    reap_abandoned_tasks,
+    wait_for,
+)
 from tests.databases import throwaway_database
 from tests.pulp_sync.conftest import write_repository
+from tests.pulp_sync.sync.test_pipeline import assert_store_is_sound
 from tests.pulp_sync.test_cli import PULP_SYNC, invoke
-from tests.pulp_sync.test_sync import assert_store_is_sound
 
 SLOW = NetworkProfile(per_connection_bps=250_000, name="slow-for-tests")
 """About a second per 256 kB file, so a worker is surely mid-sync when it is killed."""
@@ -370,7 +377,7 @@ def test_tasks_cancel_cancels_a_waiting_task_once(db: Path, server: str, queue: 
 
 
 _QUEUE_NAME = ("from pulp_sync import database; database.setup(); "
-               "from pulp_sync.queues import queue_name; print(queue_name())")
+               "from pulp_sync.tasking.queues import queue_name; print(queue_name())")
 
 
 def test_two_installations_on_one_redis_keep_their_jobs_apart(server: str, tmp_path: Path, redis: Redis) -> None:

@@ -2,7 +2,7 @@
 content (Pulp's `modify`, and an upload into a repository), a version deleted, a version's files repaired.
 
 Every new version is numbered after the latest under the repository's row lock, as a sync's is
-(pulp_sync/sync.py), so versions made here and by syncs never share a number. A version holds whole
+(pulp_sync/sync/pipeline.py), so versions made here and by syncs never share a number. A version holds whole
 content units, never a difference to the one before, so deleting one leaves the others as they were.
 """
 
@@ -16,11 +16,11 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from pulp_sync import defaults
-from pulp_sync.bulk import batches, insert_rows
+from pulp_sync.content.bulk import batches, insert_rows
+from pulp_sync.content.store import ArtifactStore
+from pulp_sync.content.verify import intact, mark_lost
 from pulp_sync.database import retried
 from pulp_sync.models import Artifact, FileContent, Repository, RepositoryContent, RepositoryVersion
-from pulp_sync.store import ArtifactStore
-from pulp_sync.verify import intact, mark_lost
 
 __all__ = [
     "VersionError",

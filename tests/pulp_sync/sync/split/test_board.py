@@ -1,4 +1,4 @@
-"""A split sync as an RQ task (pulp_sync.split.board): its shards taken by the queue's workers and by the
+"""A split sync as an RQ task (pulp_sync.sync.split.board): its shards taken by the queue's workers and by the
 task's own process, a dead taker's shard taken again once, a cancel ending every shard."""
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ import pytest
 from redis import Redis
 
 from fixtures.server import serve_in_background
+from pulp_sync.content.store import artifact_store
 from pulp_sync.models import Remote, Repository, Task, TaskState
-from pulp_sync.split.board import Board, _OwnTaker, _Watch
-from pulp_sync.split.jobs import TAKE_SHARDS
-from pulp_sync.split.planning import Shard, ShardCounts, ShardFailed
-from pulp_sync.store import artifact_store
-from pulp_sync.tasks import cancel_task, dispatch_sync
+from pulp_sync.sync.split.board import Board, _OwnTaker, _Watch
+from pulp_sync.sync.split.jobs import TAKE_SHARDS
+from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed
+from pulp_sync.tasking.tasks import cancel_task, dispatch_sync
 from tests.pulp_sync.conftest import write_repository
-from tests.pulp_sync.split.test_planning import gone
-from tests.pulp_sync.test_sync import assert_store_is_sound
-from tests.pulp_sync.test_tasks import (  # noqa: F401 - fixtures, used by name
+from tests.pulp_sync.sync.split.test_planning import gone
+from tests.pulp_sync.sync.test_pipeline import assert_store_is_sound
+from tests.pulp_sync.tasking.test_tasks import (  # noqa: F401 - fixtures, used by name
     Workers,
     finished,
     queue,

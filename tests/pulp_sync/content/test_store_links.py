@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pulp_sync.store import artifact_store
+from pulp_sync.content.store import artifact_store
+from tests.pulp_sync.content.test_verify import some_artifact, synced, verify
 from tests.pulp_sync.test_cli import invoke
-from tests.pulp_sync.test_verify import some_artifact, synced, verify
 
 
 @pytest.fixture

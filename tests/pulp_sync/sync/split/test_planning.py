@@ -1,4 +1,4 @@
-"""pulp_sync.split.planning: one sync's downloads split across processes, into one store and one version.
+"""pulp_sync.sync.split.planning: one sync's downloads split across processes, into one store and one version.
 
 The rules (how many processes, how the spool is cut, each process's share of the remote's budget) are
 tested as functions; the split sync itself through the real `pulp-sync` command line on each database,
@@ -26,7 +26,7 @@ from fixtures.profiles import PROFILES
 from fixtures.server import RunningServer, StatsJson, serve_in_background
 from pulp_base.processes import AUTO, MAX_PROCESSES, parse_processes, processes_text
 from pulp_sync import defaults
-from pulp_sync.split.planning import budget_share, how_many, most_processes, split
+from pulp_sync.sync.split.planning import budget_share, how_many, most_processes, split
 from tests.databases import ENGINES, throwaway_database
 from tests.pulp_sync.conftest import write_repository
 from tests.pulp_sync.test_databases import PULP_SYNC, PulpSync

@@ -9,9 +9,9 @@ import pytest
 
 from downloaders import HttpStatusError
 from pulp_base.manifest import ManifestError, parse_manifest
+from pulp_sync.content.store import artifact_store
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion
-from pulp_sync.store import artifact_store
-from pulp_sync.sync import SyncError, sync_repository
+from pulp_sync.sync.pipeline import SyncError, sync_repository
 from tests.pulp_sync.conftest import ENGINES
 
 

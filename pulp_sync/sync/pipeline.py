@@ -37,13 +37,14 @@ from downloaders import (
 )
 from pulp_base.manifest import MANIFEST_NAME, ManifestError, file_url, parse_manifest
 from pulp_sync import defaults, locks
-from pulp_sync.bulk import batches, insert_rows, now_for_insert
+from pulp_sync.content.bulk import batches, insert_rows, now_for_insert
+from pulp_sync.content.store import ArtifactStore, artifact_store
 from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
-from pulp_sync.progress import NullProgress, ProgressSink, ShardsSink
-from pulp_sync.split.forked import Runner, run_shards
-from pulp_sync.split.planning import (
+from pulp_sync.sync.progress import NullProgress, ProgressSink, ShardsSink
+from pulp_sync.sync.split.forked import Runner, run_shards
+from pulp_sync.sync.split.planning import (
     Shard,
     ShardCounts,
     ShardFailed,
@@ -53,8 +54,7 @@ from pulp_sync.split.planning import (
     most_processes,
     split,
 )
-from pulp_sync.spool import read_spool, spool_line
-from pulp_sync.store import ArtifactStore, artifact_store
+from pulp_sync.sync.spool import read_spool, spool_line
 
 __all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped", "download_shard"]
 
@@ -86,10 +86,10 @@ class SyncReport:
     """Percentiles of the downloads' waits for a concurrency slot (DownloadResult.queue_seconds), apart
     from their latency; None from a downloader that does not report them, and in reports made before."""
     processes: int = 1
-    """Processes the downloads were split across (Remote.download_processes; pulp_sync.split.planning)."""
+    """Processes the downloads were split across (Remote.download_processes; pulp_sync.sync.split.planning)."""
     connections: int | None = None
     """Downloads in flight at most, the sync's processes together: its processes share `concurrency`
-    (pulp_sync.split.planning.budget_share), so the two are equal. None in reports made before the budget was the
+    (pulp_sync.sync.split.planning.budget_share), so the two are equal. None in reports made before the budget was the
     sync's, when each process had the whole `concurrency`."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -229,7 +229,7 @@ def sync_repository(
     store (see ArtifactStore.workspace). With `manifest_file` the manifest's lines are read from
     that local file (a sample of the remote's, say) instead of the remote's URL; the files are
     fetched relative to the URL all the same. `runner` runs the shards of a split sync
-    (Remote.download_processes): processes on this host, or an RQ task's (pulp_sync.split.board).
+    (Remote.download_processes): processes on this host, or an RQ task's (pulp_sync.sync.split.board).
     """
     downloader, options = downloader_for(remote)
     store = artifact_store()
@@ -262,7 +262,7 @@ def sync_repository(
 
 def _download_in_shards(remote: Remote, plan: _Plan, workspace: Path, progress: ProgressSink, tally: _Tally,
                         runner: Runner) -> None:
-    """The planned downloads in `tally.processes` shards (pulp_sync.split.planning) run by `runner`, each with the
+    """The planned downloads in `tally.processes` shards (pulp_sync.sync.split.planning) run by `runner`, each with the
     remote's downloader and its share of the remote's budget; their progress summed into this sync's;
     ShardFailed at the first that fails."""
     shards = split(plan.spool, tally.processes, workspace)
@@ -328,7 +328,7 @@ def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:
 
 def downloader_for(remote: Remote, shard: int = 0, shards: int = 1) -> tuple[Downloader, DownloaderSettings]:
     """The remote's downloader, built from its settings (shard `shard` of `shards`' share of them,
-    pulp_sync.split.planning.budget_share), and those settings.
+    pulp_sync.sync.split.planning.budget_share), and those settings.
 
     The remote-address policy is checked here on the remote's URL, whose directory every file URL is
     under, whatever the downloader: a plugin that does not yet check it (docs/plugins.md) still cannot

@@ -1,7 +1,7 @@
 """The spool: the downloads a sync planned, one line each, "sha256,size,relative path", in its workspace.
 
 Written while planning (the database is read there), then read lazily: by the downloader's thread
-(no database there), and twice by a split (pulp_sync.split.planning: the weights, then the shards' own spools,
+(no database there), and twice by a split (pulp_sync.sync.split.planning: the weights, then the shards' own spools,
 whose lines are the spool's, copied). The path comes last, so a comma in it would not break a line.
 """
 

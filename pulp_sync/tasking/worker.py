@@ -1,5 +1,5 @@
-"""`pulp-sync worker`: an RQ worker that takes sync tasks from Redis (see pulp_sync/tasks.py; its queue and
-heartbeat keys are pulp_sync/queues.py's).
+"""`pulp-sync worker`: an RQ worker that takes sync tasks from Redis (see pulp_sync/tasking/tasks.py; its queue and
+heartbeat keys are pulp_sync/tasking/queues.py's).
 
 Two process models, a dimension worth measuring: `fork` is RQ's Worker, which forks a work horse
 per job (a crash or a leak dies with the horse; each job pays for a fork), `simple` is RQ's
@@ -42,7 +42,7 @@ class _SaysWhyItStopped(BaseWorker):
     callback ends the task; a forking worker, whose horse is gone, ends the task itself first."""
 
     def request_force_stop(self, signum: int, frame: FrameType | None) -> None:
-        from pulp_sync.tasks import WorkerStopped, on_worker_stopped
+        from pulp_sync.tasking.tasks import WorkerStopped, on_worker_stopped
 
         job_id, horse = self.get_current_job_id(), self.horse_pid
         try:
@@ -78,8 +78,8 @@ def run_worker(worker_class: str = "fork", queue: str | None = None, burst: bool
 
     With `burst`, stop once the queue is empty. Django must be set up.
     """
-    from pulp_sync.queues import queue_name, redis_connection
-    from pulp_sync.tasks import on_work_horse_killed, reap_abandoned_tasks
+    from pulp_sync.tasking.queues import queue_name, redis_connection
+    from pulp_sync.tasking.tasks import on_work_horse_killed, reap_abandoned_tasks
 
     connection = redis_connection()
     setup_loghandlers("INFO", name="pulp_sync")
@@ -121,8 +121,8 @@ class _Heartbeat(threading.Thread):
         self._stopped = threading.Event()
 
     def run(self) -> None:
-        from pulp_sync.queues import redis_connection, still_alive
-        from pulp_sync.tasks import reap_abandoned_tasks
+        from pulp_sync.tasking.queues import redis_connection, still_alive
+        from pulp_sync.tasking.tasks import reap_abandoned_tasks
 
         connection = redis_connection()
         next_reap = time.monotonic() + self._ttl

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pulp_sync.store import ArtifactStore
+from pulp_sync.content.store import ArtifactStore
 
 BODY = b"artifact body"
 DIGEST = hashlib.sha256(BODY).hexdigest()

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
+from pulp_sync.content.store import ArtifactStore
 from pulp_sync.models import Artifact, FileContent
-from pulp_sync.store import ArtifactStore
 
 __all__ = ["stored_artifact", "content_unit"]
 

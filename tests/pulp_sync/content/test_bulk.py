@@ -1,4 +1,4 @@
-"""pulp_sync/bulk.py on the tests' database (sqlite); PostgreSQL and MariaDB run it through whole
+"""pulp_sync/content/bulk.py on the tests' database (sqlite); PostgreSQL and MariaDB run it through whole
 syncs in test_tasks.py and test_api.py."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from pulp_sync.bulk import insert_rows, now_for_insert
+from pulp_sync.content.bulk import insert_rows, now_for_insert
 from pulp_sync.models import Artifact
 
 FIELDS = ("sha256", "size", "relative_path", "created", "missing")

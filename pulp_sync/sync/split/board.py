@@ -1,10 +1,10 @@
 """A split sync's shards on the installation's RQ workers, on any host: the board they are taken from.
 
-When a sync runs as an RQ task, its shards (pulp_sync.split.planning) are put on a board in Redis, one hash
+When a sync runs as an RQ task, its shards (pulp_sync.sync.split.planning) are put on a board in Redis, one hash
 per shard under `pulp-sync:split:<task>`, with a list of the shards waiting. Whoever takes a shard
 claims it (one Lua script: it leaves the list and names its taker in the same step), downloads it with
 the remote's downloader, writes its progress to its hash a few times a second, and marks it done or
-failed. The takers are RQ jobs (pulp_sync.split.jobs), one per shard but the first, on the task's
+failed. The takers are RQ jobs (pulp_sync.sync.split.jobs), one per shard but the first, on the task's
 queue, so that idle workers on any host take them; and one process the task forks on its own host,
 which takes shards until none is left.
 
@@ -37,8 +37,7 @@ from rq.command import send_stop_job_command
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 
 from pulp_sync import defaults
-from pulp_sync.process_names import process_alive, this_process
-from pulp_sync.split.forked import (
+from pulp_sync.sync.split.forked import (
     BatchedProgress,
     Progress,
     Runner,
@@ -47,7 +46,8 @@ from pulp_sync.split.forked import (
     remove_workspaces,
     terminate,
 )
-from pulp_sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
+from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
+from pulp_sync.tasking.process_names import process_alive, this_process
 
 __all__ = ["Board", "BoardCanceled", "BoardProgress", "on_workers", "take_shards", "alive_here_or_beating", "abandon"]
 
@@ -205,7 +205,7 @@ def on_workers(connection: Redis, queue: str, job: str, task_id: str, remote_id:
     """A Runner for a sync that runs as the RQ task `task_id` on the worker `taker`: its shards on the board,
     taken by RQ jobs on `queue` and by a process of the task's own; `alive` tells a dead taker.
 
-    `job` is the dotted path of the RQ job the takers run (pulp_sync.split.jobs.TAKE_SHARDS), named by the
+    `job` is the dotted path of the RQ job the takers run (pulp_sync.sync.split.jobs.TAKE_SHARDS), named by the
     caller: that job needs this module, so naming it here would close an import loop."""
 
     def run(shards: Sequence[Shard], prefix: str, work: Work, started: Callable[[], None],

@@ -1,7 +1,7 @@
 """One sync's downloads split across processes on this host ("shards"), into one store and one version.
 
     the parent: plan (the spool of what the store lacks) ─> split it into shards ─> one child per shard
-    each child: download, verify, adopt and record its artifacts (pulp_sync.split.forked)
+    each child: download, verify, adopt and record its artifacts (pulp_sync.sync.split.forked)
     the parent: sums their progress, stops them all at the first failure, then builds the one version
 
 Why processes: a sync is one Python process, and on many small files its per-file work (a request, a
@@ -39,7 +39,7 @@ from downloaders import DownloaderSettings
 from downloaders.defaults import MAX_SECONDS
 from pulp_base.processes import AUTO, usable_cpus
 from pulp_sync import defaults
-from pulp_sync.spool import parse_line, read_spool
+from pulp_sync.sync.spool import parse_line, read_spool
 
 __all__ = [
     "Shard",
@@ -133,7 +133,7 @@ class ShardFailed(Exception):
 
 
 def split(spool: Path, count: int, folder: Path) -> list[Shard]:
-    """Cut `spool` (pulp_sync.spool) into at most `count` shards of contiguous digest ranges and
+    """Cut `spool` (pulp_sync.sync.spool) into at most `count` shards of contiguous digest ranges and
     about equal weight, each written to `folder/shard-<i>.spool`; fewer when the digests do not spread
     over `count` ranges (a handful of files in one prefix)."""
     weights = [0] * 16**_PREFIX_HEX
