@@ -47,8 +47,9 @@ _MODULE_NAME = re.compile(r"(?:" + "|".join(OURS) + r")(?:\.\w+)+(?::\w+)?")
 as an entry point, "pulp_sync.sync.split.jobs.take_shards_job" as RQ's dotted job path."""
 
 
-def imported(source: str) -> Iterator[tuple[int, str]]:
-    """(line, module) of every module `source` imports or names in a string, prose aside."""
+def imported(source: str, *, strings: bool = True) -> Iterator[tuple[int, str]]:
+    """(line, module) of every module `source` imports or names in a string (unless not `strings`), prose
+    aside."""
     tree = ast.parse(source)
     prose = _prose(tree)
     for node in ast.walk(tree):
@@ -56,7 +57,7 @@ def imported(source: str) -> Iterator[tuple[int, str]]:
             yield from ((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             yield node.lineno, node.module
-        elif isinstance(node, ast.Constant) and id(node) not in prose:
+        elif strings and isinstance(node, ast.Constant) and id(node) not in prose:
             if named := _named_module(node.value, _is_module):
                 yield node.lineno, named
 
@@ -244,7 +245,8 @@ def test_a_planted_cycle_through_a_dotted_string_is_found(tmp_path: Path) -> Non
     assert cycles(import_graph(tmp_path)) == [["pulp_sync.board", "pulp_sync.jobs"]]
 
 
-# The harness's folders, in the order data flows up through them (kept apart from the packages' rules above).
+# Inside a package: its folders, in the order data flows up through them (kept apart from the packages'
+# rules above).
 
 HARNESS_FLOORS: tuple[tuple[str, ...], ...] = (
     ("defaults", "errors"),
@@ -259,6 +261,21 @@ HARNESS_FLOORS: tuple[tuple[str, ...], ...] = (
 below, never from one above. The spec and the results are the ground every other folder stands on; the
 analysis is computed from the results alone, and the runner saves it after every run; the variants are
 what the runner runs; the report shows all of it; cli.py drives it. docs/architecture.md says the same."""
+PULP_SYNC_FLOORS: tuple[tuple[str, ...], ...] = (
+    ("defaults", "errors", "messages", "settings", "apps", "models", "migrations", "locks", "database",
+     "permissions", "progress"),
+    ("content",),
+    ("sync",),
+    ("tasking",),
+    ("api",),
+    ("cli", "__main__"),
+)
+"""pulp_sync's folders and top-level modules, bottom to top: what every part shares (the Django app, its
+models and settings, the database, its locks, who may use what, progress); the store and what it holds; the sync
+pipeline that fills it; the tasks that run syncs, inline or on workers; the REST API; the command line.
+The settings name the API's URLconf and parser to Django as strings, read when Django serves, never
+imported by the settings' own code (DJANGO_SETTINGS), so those strings are no arrow up."""
+FLOORS = {"harness": HARNESS_FLOORS, "pulp_sync": PULP_SYNC_FLOORS}
 BACK_IMPORTS_TO_MEND: frozenset[tuple[str, str]] = frozenset({
     # compare writes its own markdown: it is a report of two folders
     ("harness.analysis.compare", "harness.report.markdown"),
@@ -282,72 +299,84 @@ BACK_IMPORTS_TO_MEND: frozenset[tuple[str, str]] = frozenset({
     ("harness.variants.pulp_sync_cli", "harness.run.child"),
     ("harness.variants.pulp_sync_server", "harness.run.child"),
     ("harness.variants.workers", "harness.run.child"),
+    # the seed's pclean resets the schema and empties the store in one step
+    ("pulp_sync.database", "pulp_sync.content.store"),
 })
-"""(module, module it imports) of the harness that still run against HARNESS_FLOORS, to be mended: each is
-allowed by name, no other, and one that is mended must leave this list."""
+"""(module, module it imports) that still run against their package's floors, to be mended: each is allowed
+by name, no other, and one that is mended must leave this list."""
 
 
-def harness_back_imports(root: Path) -> list[tuple[str, str, str]]:
-    """(path:line, module, module it imports) for each import of a harness module (under `root`) from a
-    floor above its own, inside functions and under TYPE_CHECKING too."""
+def back_imports(root: Path, package: str) -> list[tuple[str, str, str]]:
+    """(path:line, module, module it imports) for each import of a module of `package` (under `root`) from
+    a floor above its own, inside functions and under TYPE_CHECKING too."""
     found = []
-    for path in sorted((root / "harness").rglob("*.py")):
+    for path in sorted((root / package).rglob("*.py")):
         module = _module_name(path.relative_to(root))
-        for line, target in _harness_modules(path.read_text(encoding="utf-8")):
-            if _floor(target) > _floor(module):
+        for line, target in _package_modules(path.read_text(encoding="utf-8"), package, module != DJANGO_SETTINGS):
+            if _floor(target, package) > _floor(module, package):
                 found.append((f"{path.relative_to(root)}:{line}", module, target))
     return found
 
 
-def _floor(module: str) -> int:
-    """The height of a harness module's floor; the package's own __init__ is on the ground, since importing
-    any harness module runs it first."""
-    folder = module.split(".")[1] if "." in module else HARNESS_FLOORS[0][0]
-    return next(height for height, floor in enumerate(HARNESS_FLOORS) if folder in floor)
+def _floor(module: str, package: str) -> int:
+    """The height of a module's floor in its package; the package's own __init__ is on the ground, since
+    importing any of its modules runs it first."""
+    floors = FLOORS[package]
+    folder = module.split(".")[1] if "." in module else floors[0][0]
+    return next(height for height, floor in enumerate(floors) if folder in floor)
 
 
-def _harness_modules(source: str) -> Iterator[tuple[int, str]]:
-    """(line, module) of every harness module `source` imports or names, as `imported` finds them, with
-    `from harness import run` read as harness.run: the floor a name comes from."""
-    yield from ((line, module) for line, module in imported(source) if module.startswith("harness."))
+def _package_modules(source: str, package: str, strings: bool) -> Iterator[tuple[int, str]]:
+    """(line, module) of every module of `package` that `source` imports or names (in strings too, if
+    `strings`), as `imported` finds them, with `from harness import run` read as harness.run: the floor a
+    name comes from."""
+    yield from ((line, module) for line, module in imported(source, strings=strings)
+                if module.startswith(package + "."))
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "harness":
-            yield from ((node.lineno, f"harness.{alias.name}") for alias in node.names)
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == package:
+            yield from ((node.lineno, f"{package}.{alias.name}") for alias in node.names)
 
 
-def test_every_harness_folder_has_its_floor() -> None:
-    modules = {path.stem for path in (ROOT / "harness").glob("*.py") if path.stem != "__init__"}
-    folders = {path.parent.name for path in (ROOT / "harness").glob("*/__init__.py")}
-    assert modules | folders == {name for floor in HARNESS_FLOORS for name in floor}
+@pytest.mark.parametrize("package", FLOORS)
+def test_every_folder_has_its_floor(package: str) -> None:
+    modules = {path.stem for path in (ROOT / package).glob("*.py") if path.stem != "__init__"}
+    folders = {path.parent.name for path in (ROOT / package).glob("*/__init__.py")}
+    assert modules | folders == {name for floor in FLOORS[package] for name in floor}
 
 
-def test_no_harness_folder_imports_from_one_above_it() -> None:
-    found = harness_back_imports(ROOT)
+@pytest.mark.parametrize("package", FLOORS)
+def test_no_folder_imports_from_one_above_it(package: str) -> None:
+    found = back_imports(ROOT, package)
     assert [place for place, *pair in found if tuple(pair) not in BACK_IMPORTS_TO_MEND] == []
-    assert BACK_IMPORTS_TO_MEND <= {(module, target) for _, module, target in found}, "mended: remove it from the list"
+    listed = {pair for pair in BACK_IMPORTS_TO_MEND if pair[0].startswith(package + ".")}
+    assert listed <= {(module, target) for _, module, target in found}, "mended: remove it from the list"
 
 
 @pytest.mark.parametrize(
-    ("folder", "planted"),
+    ("package", "folder", "planted"),
     [
-        ("results", "from harness.run.child import ChildRun\n"),
-        ("results", "def later():\n    from harness.variants import fleet\n"),
-        ("results", "import typing\nif typing.TYPE_CHECKING:\n    from harness.analysis.findings import Analysis\n"),
-        ("results", "from harness import report\n"),
-        ("results", "import importlib\nimportlib.import_module('harness.run.runner')\n"),
-        ("analysis", "from harness.run.runner import run_experiment\n"),
-        ("run", "import harness.report.render\n"),
+        ("harness", "results", "from harness.run.child import ChildRun\n"),
+        ("harness", "results", "def later():\n    from harness.variants import fleet\n"),
+        ("harness", "results",
+         "import typing\nif typing.TYPE_CHECKING:\n    from harness.analysis.findings import Analysis\n"),
+        ("harness", "results", "from harness import report\n"),
+        ("harness", "results", "import importlib\nimportlib.import_module('harness.run.runner')\n"),
+        ("harness", "analysis", "from harness.run.runner import run_experiment\n"),
+        ("harness", "run", "import harness.report.render\n"),
+        ("pulp_sync", "content", "from pulp_sync.tasking.tasks import dispatch_sync\n"),
+        ("pulp_sync", "sync", "def later():\n    from pulp_sync.api import access\n"),
+        ("pulp_sync", "tasking", "JOB = 'pulp_sync.cli.sync.sync_command'\n"),
+        ("pulp_sync", "api", "from pulp_sync import cli\n"),
     ],
 )
-def test_a_planted_back_import_is_found(tmp_path: Path, folder: str, planted: str) -> None:
-    here = tmp_path / "harness" / folder
+def test_a_planted_back_import_is_found(tmp_path: Path, package: str, folder: str, planted: str) -> None:
+    here = tmp_path / package / folder
     here.mkdir(parents=True)
-    (here / "planted.py").write_text('"""A module that reaches up: harness.cli."""\n' + planted)
-    (here / "allowed.py").write_text("from harness import errors\nfrom harness.experiment.spec import Experiment\n"
-                                     "from harness.results import folder\n")
+    (here / "planted.py").write_text(f'"""A module that reaches up: {package}.cli."""\n' + planted)
+    (here / "allowed.py").write_text(f"from {package} import errors\nfrom {package}.{folder} import planted\n")
 
-    assert [place for place, *_ in harness_back_imports(tmp_path)] == [
-        f"harness/{folder}/planted.py:{planted.count(chr(10)) + 1}"
+    assert [place for place, *_ in back_imports(tmp_path, package)] == [
+        f"{package}/{folder}/planted.py:{planted.count(chr(10)) + 1}"
     ]
 
 

@@ -59,7 +59,7 @@ class ApiServer(BaseApplication):
             self.cfg.set(name, value)
 
     def load(self) -> Callable[..., Any]:
-        from pulp_sync.wsgi import application
+        from pulp_sync.api.wsgi import application
 
         return application
 

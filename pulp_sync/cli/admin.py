@@ -12,7 +12,7 @@ from rich.table import Table
 
 from pulp_sync import database
 from pulp_sync.cli.shared import open_database
-from pulp_sync.sync.progress import progress_for
+from pulp_sync.progress import progress_for
 
 if TYPE_CHECKING:
     from pulp_sync.content.verify import Verification

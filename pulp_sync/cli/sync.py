@@ -25,7 +25,7 @@ from pulp_sync.cli.downloaders import InstalledDownloader
 from pulp_sync.cli.remote_options import refuse_password_in_url, remote_options, settings_from_options
 from pulp_sync.cli.shared import open_database, redis_errors, task_dict
 from pulp_sync.messages import one_line
-from pulp_sync.sync.progress import progress_for
+from pulp_sync.progress import progress_for
 
 if TYPE_CHECKING:
     from pulp_sync.models import Remote, Repository, Task

@@ -17,7 +17,7 @@ from typing import BinaryIO
 
 from django.conf import settings
 
-from pulp_sync.tasking.process_names import process_alive, this_process
+from pulp_base.process_names import process_alive, this_process
 
 __all__ = ["ArtifactStore", "StoreError", "artifact_store"]
 

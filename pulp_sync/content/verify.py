@@ -25,7 +25,7 @@ from django.db.models import Count, Sum
 from pulp_sync.content.bulk import batches
 from pulp_sync.content.store import ArtifactStore
 from pulp_sync.models import Artifact, RepositoryVersion
-from pulp_sync.sync.progress import NullProgress, ProgressSink
+from pulp_sync.progress import NullProgress, ProgressSink
 
 __all__ = ["Verification", "verify_store", "intact", "mark_lost"]
 

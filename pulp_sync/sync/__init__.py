@@ -1,2 +1,2 @@
 """The sync pipeline: a remote's manifest to a new repository version (`pipeline`), the spool of planned
-downloads (`spool`), the downloads' progress (`progress`) and one sync split across processes (`split`)."""
+downloads (`spool`) and one sync split across processes (`split`)."""

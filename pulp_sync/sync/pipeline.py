@@ -42,7 +42,7 @@ from pulp_sync.content.store import ArtifactStore, artifact_store
 from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
-from pulp_sync.sync.progress import NullProgress, ProgressSink, ShardsSink
+from pulp_sync.progress import NullProgress, ProgressSink, ShardsSink
 from pulp_sync.sync.split.forked import Runner, run_shards
 from pulp_sync.sync.split.planning import (
     Shard,

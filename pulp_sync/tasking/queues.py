@@ -16,9 +16,9 @@ import hashlib
 from django.conf import settings
 from redis import Redis
 
+from pulp_base.process_names import this_process
 from pulp_sync import database
 from pulp_sync.messages import redact
-from pulp_sync.tasking.process_names import this_process
 
 __all__ = ["redis_connection", "redis_location", "queue_name", "still_alive", "beating"]
 

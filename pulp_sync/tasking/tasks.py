@@ -60,17 +60,17 @@ from rq.command import send_stop_job_command
 from rq.exceptions import AbandonedJobError, InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus, get_current_job
 
+from pulp_base.process_names import process_alive, this_process
 from pulp_sync import database, defaults, locks
 from pulp_sync.content.store import artifact_store
 from pulp_sync.messages import for_the_record, one_line, redact
 from pulp_sync.models import Remote, Repository, Task, TaskState
 from pulp_sync.permissions import may_use_remote
+from pulp_sync.progress import ProgressSink, ShardProgress, Throttle
 from pulp_sync.sync.pipeline import SyncError, sync_repository
-from pulp_sync.sync.progress import ProgressSink, ShardProgress, Throttle
 from pulp_sync.sync.split.board import Board, abandon, alive_here_or_beating, on_workers
 from pulp_sync.sync.split.forked import Runner, run_shards
 from pulp_sync.sync.split.jobs import TAKE_SHARDS
-from pulp_sync.tasking.process_names import process_alive, this_process
 from pulp_sync.tasking.queues import beating, queue_name, redis_connection, redis_location
 
 __all__ = [

@@ -11,9 +11,9 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from pulp_base.process_names import this_process
 from pulp_sync.messages import one_line
 from pulp_sync.models import Repository, Task, TaskState
-from pulp_sync.tasking.process_names import this_process
 from pulp_sync.tasking.tasks import end_task
 
 __all__ = ["finished_task"]

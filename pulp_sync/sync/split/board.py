@@ -36,6 +36,7 @@ from rq import Queue
 from rq.command import send_stop_job_command
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 
+from pulp_base.process_names import process_alive, this_process
 from pulp_sync import defaults
 from pulp_sync.sync.split.forked import (
     BatchedProgress,
@@ -47,7 +48,6 @@ from pulp_sync.sync.split.forked import (
     terminate,
 )
 from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
-from pulp_sync.tasking.process_names import process_alive, this_process
 
 __all__ = ["Board", "BoardCanceled", "BoardProgress", "on_workers", "take_shards", "alive_here_or_beating", "abandon"]
 

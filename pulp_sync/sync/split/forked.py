@@ -42,7 +42,7 @@ from django.db import connections
 from pulp_sync import defaults
 from pulp_sync.content.store import artifact_store
 from pulp_sync.messages import one_line
-from pulp_sync.sync.progress import ProgressSink, Throttle
+from pulp_sync.progress import ProgressSink, Throttle
 from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
 
 __all__ = ["Work", "Progress", "Runner", "run_shards", "fork_child", "terminate", "remove_workspaces",

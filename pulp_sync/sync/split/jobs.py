@@ -11,11 +11,11 @@ from functools import partial
 
 from rq.job import get_current_job
 
+from pulp_base.process_names import this_process
 from pulp_sync.database import fresh_connections
 from pulp_sync.models import Remote
 from pulp_sync.sync.pipeline import download_shard
 from pulp_sync.sync.split.board import Board, take_shards
-from pulp_sync.tasking.process_names import this_process
 
 __all__ = ["TAKE_SHARDS", "take_shards_job"]
 

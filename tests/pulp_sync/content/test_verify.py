@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from pulp_base.process_names import this_process
 from pulp_sync import defaults
 from pulp_sync.content.store import artifact_store
 from pulp_sync.models import Artifact
-from pulp_sync.tasking.process_names import this_process
 from tests.pulp_sync.test_cli import invoke
 
 
