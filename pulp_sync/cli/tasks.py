@@ -53,7 +53,7 @@ def tasks(ctx: click.Context, state: str | None, as_json: bool) -> None:
 
     from pulp_sync.models import Task, TaskState
     from pulp_sync.tasking.queues import redis_location
-    from pulp_sync.tasking.tasks import reap_abandoned_tasks
+    from pulp_sync.tasking.reaping import reap_abandoned_tasks
 
     if state is not None and state not in TaskState.values:
         raise click.BadParameter(f"{state!r} is not one of {', '.join(TaskState.values)}", param_hint="--state")

@@ -5,7 +5,7 @@ Apart from what the tasks do (pulp_sync/tasking/tasks.py), as rq keeps `connecti
 command line's Redis errors need Redis, not the sync, and import this module alone.
 
 A worker's heartbeat is a key that lapses: `still_alive` renews it (worker._Heartbeat), `beating` reads
-it, and a task whose worker's key lapsed counts as abandoned (tasks.reap_abandoned_tasks).
+it, and a task whose worker's key lapsed counts as abandoned (reaping.reap_abandoned_tasks).
 """
 
 from __future__ import annotations

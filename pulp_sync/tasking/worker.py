@@ -37,12 +37,12 @@ log = logging.getLogger(__name__)
 class _SaysWhyItStopped(BaseWorker):
     """RQ's cold shutdown ends with a bare SystemExit, which leaves a forking worker's task running
     (RQ kills and reaps the work horse itself, so `on_work_horse_killed` never hears of it) and a
-    SimpleWorker's failed with only `SystemExit: `. Here it raises tasks.WorkerStopped, saying which
+    SimpleWorker's failed with only `SystemExit: `. Here it raises callbacks.WorkerStopped, saying which
     worker was stopped by which signal: a SimpleWorker raises it in its task's sync, whose failure
     callback ends the task; a forking worker, whose horse is gone, ends the task itself first."""
 
     def request_force_stop(self, signum: int, frame: FrameType | None) -> None:
-        from pulp_sync.tasking.tasks import WorkerStopped, on_worker_stopped
+        from pulp_sync.tasking.callbacks import WorkerStopped, on_worker_stopped
 
         job_id, horse = self.get_current_job_id(), self.horse_pid
         try:
@@ -78,8 +78,9 @@ def run_worker(worker_class: str = "fork", queue: str | None = None, burst: bool
 
     With `burst`, stop once the queue is empty. Django must be set up.
     """
+    from pulp_sync.tasking.callbacks import on_work_horse_killed
     from pulp_sync.tasking.queues import queue_name, redis_connection
-    from pulp_sync.tasking.tasks import on_work_horse_killed, reap_abandoned_tasks
+    from pulp_sync.tasking.reaping import reap_abandoned_tasks
 
     connection = redis_connection()
     setup_loghandlers("INFO", name="pulp_sync")
@@ -107,7 +108,7 @@ class _Heartbeat(threading.Thread):
     kept for 60 s past its monitoring interval, a fixed margin), and RQ finds abandoned jobs only in
     its maintenance, every 10 minutes. Here the worker's `pulp-sync:alive:<name>` key (queues.still_alive)
     is renewed every third of PULP_SYNC_WORKER_TTL and lapses a TTL after the last renewal, and every TTL
-    the living workers reap the tasks whose worker's key lapsed (tasks.reap_abandoned_tasks): a host that goes
+    the living workers reap the tasks whose worker's key lapsed (reaping.reap_abandoned_tasks): a host that goes
     away takes its tasks down with it within about two TTLs, as pulpcore's workers do with theirs.
 
     A thread, so that a long job in a SimpleWorker, or a forking worker watching its work horse, still
@@ -122,7 +123,7 @@ class _Heartbeat(threading.Thread):
 
     def run(self) -> None:
         from pulp_sync.tasking.queues import redis_connection, still_alive
-        from pulp_sync.tasking.tasks import reap_abandoned_tasks
+        from pulp_sync.tasking.reaping import reap_abandoned_tasks
 
         connection = redis_connection()
         next_reap = time.monotonic() + self._ttl

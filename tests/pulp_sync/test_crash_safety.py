@@ -31,7 +31,8 @@ from pulp_sync.content.store import artifact_store
 from pulp_sync.content.verify import Verification, verify_store
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
 from pulp_sync.sync.pipeline import SyncError, sync_repository
-from pulp_sync.tasking.tasks import dispatch_sync, reap_abandoned_tasks, wait_for
+from pulp_sync.tasking.reaping import reap_abandoned_tasks
+from pulp_sync.tasking.tasks import dispatch_sync, wait_for
 from tests.pulp_sync.conftest import write_repository
 from tests.pulp_sync.tasking.test_tasks import FINISH_SECONDS, Workers, queue, redis, workers  # noqa: F401 - fixtures
 from tests.pulp_sync.test_cli import PULP_SYNC

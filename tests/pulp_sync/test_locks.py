@@ -112,7 +112,7 @@ def test_other_errors_and_errors_inside_a_transaction_are_not_retried(db: Path) 
 
 
 def test_a_wait_ends_when_the_interrupting_check_raises(db: Path) -> None:
-    """A canceled task's check (tasks.TaskProgress.check) ends its sync's wait for the repository."""
+    """A canceled task's check (task_progress.TaskProgress.check) ends its sync's wait for the repository."""
     checks: list[float] = []
 
     def check() -> None:

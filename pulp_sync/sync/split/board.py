@@ -271,7 +271,7 @@ def _takers(board: Board, shards: Sequence[Shard], prefix: str, work: Work, take
 def abandon(board: Board) -> None:
     """End a board: canceled (its takers stop at their next progress write), the forking workers' horses
     running its shards stopped, its keys deleted. What the task's process does when its sync ends, and
-    whoever ends a task whose process died or was stopped (tasks._abandon, tasks._finish_cancel)."""
+    whoever ends a task whose process died or was stopped (ending.abandon_task, ending.finish_cancel)."""
     count = int(board.meta().get("count", 0))
     board.cancel()
     _stop_running_jobs(board, count)

@@ -35,15 +35,10 @@ from fixtures.server import serve_in_background
 from pulp_sync import locks
 from pulp_sync.content.store import artifact_store
 from pulp_sync.models import Remote, Repository, RepositoryVersion, Task, TaskState
+from pulp_sync.tasking.callbacks import on_job_failure
 from pulp_sync.tasking.queues import redis_connection
-from pulp_sync.tasking.tasks import (
-    TaskProgress,
-    cancel_task,
-    dispatch_sync,
-    on_job_failure,
-    reap_abandoned_tasks,
-    wait_for,
-)
+from pulp_sync.tasking.reaping import reap_abandoned_tasks
+from pulp_sync.tasking.tasks import cancel_task, dispatch_sync, wait_for
 from tests.databases import throwaway_database
 from tests.pulp_sync.conftest import write_repository
 from tests.pulp_sync.sync.test_pipeline import assert_store_is_sound
@@ -231,19 +226,6 @@ def test_unreachable_redis_fails_the_task_saying_so(db: Path, server: str) -> No
     assert task.state == TaskState.FAILED
     assert task.error.startswith(f"the task could not be queued on Redis at redis://:***@127.0.0.1:{port}/0: Error ")
     assert "Connection refused" in task.error and "redis-secret" not in task.error
-
-
-def test_progress_is_written_at_most_once_an_interval(db: Path) -> None:
-    task = Task.objects.create(name="sync")
-    progress = TaskProgress(task.pk, interval=3600)
-    progress.start(3, 300)
-    for _ in range(3):
-        progress.advance(1, 100)
-    task.refresh_from_db()
-    assert (task.artifacts_total, task.bytes_total, task.artifacts_done, task.bytes_done) == (3, 300, 0, 0)
-    progress.finish()
-    task.refresh_from_db()
-    assert (task.artifacts_done, task.bytes_done) == (3, 300)
 
 
 def test_wait_for_gives_up_after_its_timeout(db: Path, server: str, queue: str) -> None:
