@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import django
 from django.conf import settings
@@ -57,6 +57,9 @@ _DRIVERS = {
 """The server databases' Django backends: the database's name, and the extra of setup.py that installs its driver."""
 
 T = TypeVar("T")
+
+_INHERITED: list[Any] = []
+"""A forked child's copies of its parent's connections, kept unclosed (fresh_connections(forked=True))."""
 
 
 def explain(error: DatabaseError) -> str:
@@ -102,15 +105,31 @@ def _is(error: DatabaseError, entry: tuple[set[str], set[int], tuple[str, ...], 
 
 
 @contextmanager
-def fresh_connections() -> Iterator[None]:
-    """Django's connections opened afresh for the block and closed at its end, however it ends: what a job
-    or a worker's thread runs in. A forked process must not use a connection its parent opened (two
-    processes on one socket), and one kept open between jobs may have gone stale meanwhile."""
-    connections.close_all()
+def fresh_connections(*, forked: bool = False) -> Iterator[None]:
+    """Django's connections opened afresh for the block and closed at its end, however it ends: what a job,
+    a worker's thread or a forked child runs in. A forked process must not use a connection its parent
+    opened (two processes on one socket), and one kept open between jobs may have gone stale meanwhile.
+
+    `forked`: this process is a child just forked from one that goes on using its connections (children.py).
+    Their copies are set aside, unused and unclosed, until the child ends with os._exit: closing one would
+    end the parent's session too (a PostgreSQL or MariaDB connection's close says goodbye to the server),
+    and with it the locks the parent holds, such as its repository's."""
+    if forked:
+        _set_aside_the_parents_connections()
+    else:
+        connections.close_all()
     try:
         yield
     finally:
         connections.close_all()
+
+
+def _set_aside_the_parents_connections() -> None:
+    """Make Django open new connections in this forked child, keeping the copied ones from the garbage
+    collector, which would close them (fresh_connections says why they stay open)."""
+    for each in connections.all(initialized_only=True):
+        _INHERITED.append(each.connection)
+        each.connection = None
 
 
 def configure() -> None:

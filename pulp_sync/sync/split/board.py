@@ -38,16 +38,9 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 
 from pulp_base.process_names import process_alive, this_process
 from pulp_sync import defaults
-from pulp_sync.sync.split.forked import (
-    BatchedProgress,
-    Progress,
-    Runner,
-    Work,
-    fork_child,
-    remove_workspaces,
-    terminate,
-)
+from pulp_sync.sync.split.forked import BatchedProgress, Progress, Runner, Work, remove_workspaces
 from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
+from pulp_sync.tasking.children import fork_child, terminate
 
 __all__ = ["Board", "BoardCanceled", "BoardProgress", "on_workers", "take_shards", "alive_here_or_beating", "abandon"]
 
@@ -228,13 +221,13 @@ class _OwnTaker:
     taker: str
     pid: int | None = None
     watch: int | None = None
-    """The pipe whose end stops it (forked.fork_child)."""
+    """The pipe whose end stops it (children.fork_child)."""
 
     def ensure(self) -> None:
         if self.pid is not None and os.waitpid(self.pid, os.WNOHANG) != (0, 0):
             self._forget()
         if self.pid is None and self.board.waiting():
-            self.pid, self.watch = fork_child(self._take)
+            self.pid, self.watch = fork_child(self._take, defaults.SHARD_STOP_SECONDS)
 
     def _forget(self) -> None:
         if self.watch is not None:
@@ -247,7 +240,7 @@ class _OwnTaker:
 
     def stop(self) -> None:
         if self.pid is not None:
-            terminate(self.pid)
+            terminate(self.pid, defaults.SHARD_STOP_SECONDS)
         self._forget()
 
 

@@ -1,21 +1,16 @@
 """The shards of a split sync (pulp_sync.sync.split.planning) run in processes forked from the sync's own.
 
 Why fork: a fresh interpreter pays Python's, Django's and aiohttp's start-up (0.6 s on a 2-core
-machine, a quarter of a 10,000-file sync there); a fork starts at once with everything loaded. What a
-fork copies that the child must not use is put aside:
-- the database connections: the child opens its own. The parent's are kept, unused and unclosed,
-  until the child ends with os._exit, because closing them would end the parent's session (a
-  PostgreSQL or MariaDB connection's close says goodbye to the server), and with it the repository's
-  lock;
-- the other children's pipes: closed at once, so each child sees the end of its own;
-- threads: only the forking thread exists in the child. The sync forks before its progress bar or any
-  engine thread starts, so no lock they hold is copied held.
+machine, a quarter of a 10,000-file sync there); a fork starts at once with everything loaded.
+pulp_sync.tasking.children forks them and puts aside what a fork copies that a child must not use: the
+parent's database connections (the parent keeps its own, and with it the repository's lock), the other
+children's pipes, and threads (the sync forks before its progress bar or any engine thread starts).
 
 Parent and child talk JSON lines over two pipes: the child writes {"progress": [files, bytes]} a few
 times a second, then {"done": counts} or {"failed": {"message": ..., "counts": ...}}. The child reads
 nothing; the end of its input pipe says the parent has gone (it died, or gave up on the sync), and
-the child ends there, so children never outlive their sync. SIGTERM, which the parent sends when
-another shard failed or the sync was stopped, ends a child as it would end an unsplit sync: what it
+the child ends there, so children never outlive their sync (children.fork_child). SIGTERM, which the parent
+sends when another shard failed or the sync was stopped, ends a child as it would end an unsplit sync: what it
 verified is adopted and recorded on the way out, so the next sync need not fetch it again. Ctrl-C on
 a terminal reaches the whole process group; a child ignores it and ends when the parent does.
 """
@@ -26,10 +21,6 @@ import json
 import os
 import selectors
 import signal
-import sys
-import threading
-import time
-import traceback
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,16 +28,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import IO, Any
 
-from django.db import connections
-
 from pulp_sync import defaults
 from pulp_sync.content.store import artifact_store
 from pulp_sync.messages import one_line
 from pulp_sync.progress import ProgressSink, Throttle
 from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
+from pulp_sync.tasking.children import fork_child, terminate
 
-__all__ = ["Work", "Progress", "Runner", "run_shards", "fork_child", "terminate", "remove_workspaces",
-           "BatchedProgress", "PipeProgress", "Stopped"]
+__all__ = ["Work", "Progress", "Runner", "run_shards", "remove_workspaces", "BatchedProgress", "PipeProgress"]
 
 Work = Callable[[Shard, str, ProgressSink], ShardCounts]
 """A shard's downloads, in its process: the shard, the prefix of its workspace, where its progress goes;
@@ -60,10 +49,6 @@ cancel)."""
 Runner = Callable[[Sequence[Shard], str, Work, Callable[[], None], Progress], list[ShardCounts]]
 """How a split sync's shards are run: `run_shards` (processes on this host), or on RQ workers
 (pulp_sync.sync.split.board.on_workers)."""
-
-_INHERITED: list[Any] = []
-"""The parent's database connections, in a child: kept from the garbage collector, which would close them."""
-
 
 def run_shards(shards: Sequence[Shard], prefix: str, work: Work, started: Callable[[], None],
                progress: Progress) -> list[ShardCounts]:
@@ -117,41 +102,11 @@ def remove_workspaces(prefix: str, shards: Sequence[Shard]) -> None:
 def _fork(shard: Shard, workspace_prefix: str, work: Work, siblings: Sequence[_Child]) -> _Child:
     from_child, to_parent = os.pipe()
     inherited = (from_child, *(fd for s in siblings for fd in (s.input, s.output)))
-    pid, to_child = fork_child(partial(_shard_main, shard, workspace_prefix, work, to_parent), inherited)
+    pid, to_child = fork_child(partial(_shard_main, shard, workspace_prefix, work, to_parent),
+                               defaults.SHARD_STOP_SECONDS, inherited)
     os.close(to_parent)
     os.set_blocking(from_child, False)
     return _Child(shard, pid, output=from_child, input=to_child)
-
-
-def fork_child(run: Callable[[], int], inherited: Sequence[int] = ()) -> tuple[int, int]:
-    """Fork a child that ends with this process: it closes the `inherited` descriptors (the parent's ends of
-    other pipes), sets aside the parent's database connections, runs `run` and ends with os._exit and its
-    exit code (1 if it raised, 143 if SIGTERM stopped it). In the parent: the child's pid, and the write
-    end of a pipe whose end (closing it, or this process ending however it ends) stops the child."""
-    from_parent, to_child = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid:
-        os.close(from_parent)
-        return pid, to_child
-    code = 1
-    try:
-        for descriptor in (to_child, *inherited):
-            os.close(descriptor)
-        _set_aside_the_parents_connections()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, _raise_stopped)
-        threading.Thread(target=_end_with_parent, args=(from_parent,), name="parent", daemon=True).start()
-        code = run()
-    except Stopped:
-        code = 128 + signal.SIGTERM
-    except BaseException:  # noqa: BLE001 - a child never returns into the parent's code
-        traceback.print_exc()
-    finally:
-        connections.close_all()  # the child's own connections; the parent's are set aside
-        sys.stderr.flush()
-        os._exit(code)
 
 
 def _follow(children: list[_Child], progress: Progress) -> list[ShardCounts]:
@@ -214,22 +169,9 @@ def _how_it_ended(code: int) -> str:
 def _stop(child: _Child) -> None:
     """End a child that still runs (`terminate`), and close its pipes."""
     if child.status is None:
-        terminate(child.pid)
+        terminate(child.pid, defaults.SHARD_STOP_SECONDS)
     for descriptor in (child.input, child.output):
         os.close(descriptor)
-
-
-def terminate(pid: int) -> None:
-    """End a forked child: SIGTERM (it records what it verified on the way out), then SIGKILL after
-    `defaults.SHARD_STOP_SECONDS`; reaped either way."""
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + defaults.SHARD_STOP_SECONDS
-    while time.monotonic() < deadline:
-        if os.waitpid(pid, os.WNOHANG) != (0, 0):
-            return
-        time.sleep(0.01)
-    os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
 
 
 class BatchedProgress(ABC):
@@ -273,11 +215,6 @@ class PipeProgress(BatchedProgress):
             _send(self._out, {"progress": [files, size]})
 
 
-class Stopped(BaseException):
-    """SIGTERM in a forked child: unwind (a BaseException, so no handler of errors takes it for a failure),
-    recording what was downloaded on the way (the sync's `finally`)."""
-
-
 def _shard_main(shard: Shard, workspace_prefix: str, work: Work, to_parent: int) -> int:
     """A shard's child: run the work, report on the pipe; the exit code."""
     with os.fdopen(to_parent, "w", encoding="ascii") as out:
@@ -296,27 +233,6 @@ def _report(out: IO[str], shard: Shard, workspace_prefix: str, work: Work) -> in
         return 1
     _send(out, {"done": counts.as_dict()})
     return 0
-
-
-def _set_aside_the_parents_connections() -> None:
-    """Make Django open new connections in this child, keeping the copied ones unclosed (see the module)."""
-    for connection in connections.all(initialized_only=True):
-        _INHERITED.append(connection.connection)
-        connection.connection = None
-
-
-def _raise_stopped(signum: int, _frame: object) -> None:
-    raise Stopped(signum)
-
-
-def _end_with_parent(from_parent: int) -> None:
-    """Wait for the end of the input pipe: the parent has gone or given up. Then stop as SIGTERM stops a
-    child (recording what it verified), or end at once if that takes longer than SHARD_STOP_SECONDS."""
-    while os.read(from_parent, 1024):
-        pass
-    os.kill(os.getpid(), signal.SIGTERM)
-    time.sleep(defaults.SHARD_STOP_SECONDS)
-    os._exit(1)
 
 
 def _send(out: IO[str], message: dict[str, Any]) -> None:
