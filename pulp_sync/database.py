@@ -32,7 +32,7 @@ from pulp_sync.content.store import artifact_store
 from pulp_sync.errors import ConfigurationError
 
 __all__ = ["configure", "setup", "migrate", "ensure_schema", "reset", "describe", "explain", "retried", "identity",
-           "fresh_connections"]
+           "fresh_connections", "close_before_fork"]
 
 _LOST_A_LOCK = ({"40P01", "40001"}, {1213, 1205}, ("database is locked",),
                 "the database gave up on a lock (a deadlock, or another writer held it too long): run it again")
@@ -122,6 +122,13 @@ def fresh_connections(*, forked: bool = False) -> Iterator[None]:
         yield
     finally:
         connections.close_all()
+
+
+def close_before_fork() -> None:
+    """Close this process's connections before it forks children that are not ours to run (gunicorn's
+    workers, RQ's work horses): each child then opens its own, and none inherits one to share with this
+    process (Django's rule: two processes never use one connection)."""
+    connections.close_all()
 
 
 def _set_aside_the_parents_connections() -> None:

@@ -74,11 +74,10 @@ def api(bind: str, workers: int, threads: int, proxy_side: str | None, accel_red
                                      param_hint="--accel-redirect")
         os.environ["PULP_SYNC_CONTENT_ACCEL_REDIRECT"] = accel_redirect  # checked with the settings, one line
     open_database()
-    from django.db import connections
-
     from pulp_sync.api.server import serve, serve_behind_proxy
+    from pulp_sync.database import close_before_fork
 
-    connections.close_all()  # gunicorn forks its workers: each must open its own connection
+    close_before_fork()  # gunicorn forks its workers: each must open its own connection
     if proxy_side is not None:
         serve_behind_proxy(proxy_side, workers, threads)
         return

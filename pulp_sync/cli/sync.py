@@ -226,25 +226,28 @@ def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool
 def _interrupted_wait(task: Task) -> NoReturn:
     """Ctrl-C while waiting for a task: ask whether to cancel it or leave it running (on a terminal; a
     script's interrupt leaves it running), say what became of it, and exit 130 as an interrupt does."""
-    from django.db import connections
-
+    from pulp_sync.database import fresh_connections
     from pulp_sync.tasking.tasks import cancel_task
 
-    connections.close_all()  # the interrupt may have come in the middle of a query: start afresh
-    choice = "leave"
-    if sys.stdin.isatty():
-        try:
-            choice = click.prompt(f"\nCancel task {task.pk}, or leave it running?", err=True,
-                                  type=click.Choice(["cancel", "leave"]), default="leave")
-        except click.Abort:  # a second Ctrl-C, or the end of input
-            choice = "leave"
-    if choice == "cancel":
-        state = cancel_task(task.pk).state
-        click.echo(f"Task {task.pk} is {state}", err=True)
-    else:
-        click.echo(f"Task {task.pk} keeps running: `pulp-sync tasks` shows it, `pulp-sync tasks cancel "
-                   f"{task.pk}` cancels it", err=True)
+    with fresh_connections():  # the interrupt may have come in the middle of a query: start afresh
+        if _asked_to_cancel(task):
+            click.echo(f"Task {task.pk} is {cancel_task(task.pk).state}", err=True)
+        else:
+            click.echo(f"Task {task.pk} keeps running: `pulp-sync tasks` shows it, `pulp-sync tasks cancel "
+                       f"{task.pk}` cancels it", err=True)
     sys.exit(128 + signal.SIGINT)
+
+
+def _asked_to_cancel(task: Task) -> bool:
+    """Whether the user at the terminal chose to cancel the task; never for a script (no terminal), nor at a
+    second Ctrl-C or the end of input."""
+    if not sys.stdin.isatty():
+        return False
+    try:
+        return click.prompt(f"\nCancel task {task.pk}, or leave it running?", err=True,
+                            type=click.Choice(["cancel", "leave"]), default="leave") == "cancel"
+    except click.Abort:  # a second Ctrl-C, or the end of input
+        return False
 
 
 def _task_timing(task: Task) -> dict[str, float | None]:

@@ -1,6 +1,7 @@
 """Child processes forked from this one: `fork_child` starts one that ends with its parent, `terminate` ends
 one (SIGTERM, then SIGKILL after a grace), reaped either way. The only place pulp-sync forks itself (RQ's
-forking worker forks its work horses, gunicorn its workers).
+forking worker forks its work horses, gunicorn its workers; worker.py and cli/server.py close the database's
+connections before they do: database.close_before_fork).
 
 What a fork copies that the child must not use is put aside:
 - the database connections: the child opens its own, and leaves the parent's unclosed

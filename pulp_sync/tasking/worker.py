@@ -20,14 +20,13 @@ import time
 from types import FrameType
 
 from django.conf import settings
-from django.db import connections
 from rq import SimpleWorker, Worker
 from rq.job import Job
 from rq.logutils import setup_loghandlers
 from rq.queue import Queue
 from rq.worker import BaseWorker
 
-from pulp_sync.database import fresh_connections
+from pulp_sync.database import close_before_fork, fresh_connections
 
 __all__ = ["ForkWorker", "InProcessWorker", "WORKER_CLASSES", "run_worker"]
 
@@ -62,7 +61,7 @@ class ForkWorker(_SaysWhyItStopped, Worker):
     """
 
     def fork_work_horse(self, job: Job, queue: Queue) -> None:
-        connections.close_all()
+        close_before_fork()
         super().fork_work_horse(job, queue)
 
 
@@ -84,8 +83,8 @@ def run_worker(worker_class: str = "fork", queue: str | None = None, burst: bool
 
     connection = redis_connection()
     setup_loghandlers("INFO", name="pulp_sync")
-    reap_abandoned_tasks(connection)
-    connections.close_all()
+    with fresh_connections():  # closed before the worker waits for jobs and forks their horses
+        reap_abandoned_tasks(connection)
     name = _worker_name()
     worker = WORKER_CLASSES[worker_class](
         [queue or queue_name()],
