@@ -1,2 +1,3 @@
 """The sync pipeline: a remote's manifest to a new repository version (`pipeline`), the spool of planned
-downloads (`spool`) and one sync split across processes (`split`)."""
+downloads (`spool`), one sync split across processes (`split`) and the one module that forks and
+terminates this process's children (`children`)."""

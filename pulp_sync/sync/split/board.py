@@ -38,9 +38,9 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 
 from pulp_base.process_names import process_alive, this_process
 from pulp_sync import defaults
+from pulp_sync.sync.children import fork_child, terminate
 from pulp_sync.sync.split.forked import BatchedProgress, Progress, Runner, Work, remove_workspaces
 from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
-from pulp_sync.tasking.children import fork_child, terminate
 
 __all__ = ["Board", "BoardCanceled", "BoardProgress", "on_workers", "take_shards", "alive_here_or_beating", "abandon"]
 

@@ -2,7 +2,7 @@
 
 Why fork: a fresh interpreter pays Python's, Django's and aiohttp's start-up (0.6 s on a 2-core
 machine, a quarter of a 10,000-file sync there); a fork starts at once with everything loaded.
-pulp_sync.tasking.children forks them and puts aside what a fork copies that a child must not use: the
+pulp_sync.sync.children forks them and puts aside what a fork copies that a child must not use: the
 parent's database connections (the parent keeps its own, and with it the repository's lock), the other
 children's pipes, and threads (the sync forks before its progress bar or any engine thread starts).
 
@@ -32,8 +32,8 @@ from pulp_sync import defaults
 from pulp_sync.content.store import artifact_store
 from pulp_sync.messages import one_line
 from pulp_sync.progress import ProgressSink, Throttle
+from pulp_sync.sync.children import fork_child, terminate
 from pulp_sync.sync.split.planning import Shard, ShardCounts, ShardFailed, ShardStopped, shard_prefix
-from pulp_sync.tasking.children import fork_child, terminate
 
 __all__ = ["Work", "Progress", "Runner", "run_shards", "remove_workspaces", "BatchedProgress", "PipeProgress"]
 

@@ -1,4 +1,4 @@
-"""pulp_sync.tasking.children: a forked child ends with its exit code, with its parent, or by terminate."""
+"""pulp_sync.sync.children: a forked child ends with its exit code, with its parent, or by terminate."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pulp_sync.tasking.children import fork_child, terminate
+from pulp_sync.sync.children import fork_child, terminate
 
 GRACE = 0.5
 
