@@ -25,7 +25,7 @@ from typing import Any
 from downloaders import defaults
 from downloaders.streaming import BodyWriter
 from downloaders.types import DownloadRequest
-from pulp_base.processes import usable_cpus
+from pulp_base.download_processes import usable_cpus
 
 __all__ = [
     "HashingLanes",

@@ -29,7 +29,7 @@ if [ -z "${PS:-}" ]; then
     PS=$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/pulp-sync
 fi
 "$PS" --help >/dev/null || { echo "pulp-sync does not start"; exit 1; }
-"$(dirname "$PS")/python" -c 'import pulp_base.processes as p; print("usable cpus", p.usable_cpus())'
+"$(dirname "$PS")/python" -c 'import pulp_base.download_processes as p; print("usable cpus", p.usable_cpus())'
 FX=$WORK/fx
 "$PS" fixtures generate --scale "${SCALE:-1}" --out "$FX" >"$WORK/gen.log" 2>&1 || { tail -5 "$WORK/gen.log"; exit 1; }
 

@@ -63,8 +63,8 @@ from harness.experiment.sample import parse_sample
 from harness.variants.databases import ALIASES, database_url
 from harness.variants.hosts import LOOPBACK, MAX_HOSTS, SERVICE_ADDRESS
 from harness.variants.programs import PLACEHOLDERS, placeholders_of
+from pulp_base.download_processes import parse_processes
 from pulp_base.manifest import MANIFEST_NAME
-from pulp_base.processes import parse_processes
 
 __all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "spec_schema",
            "PULPCORE", "PULP_SYNC_SERVER", "STARTED_SERVERS", "SWEEPABLE"]

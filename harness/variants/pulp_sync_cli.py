@@ -16,7 +16,7 @@ from harness.experiment.spec import Variant
 from harness.run.child import ChildRun, last_words, run_child
 from harness.variants.databases import database_url
 from harness.variants.workers import QUEUE
-from pulp_base.processes import parse_processes, processes_text
+from pulp_base.download_processes import parse_processes, processes_text
 
 __all__ = ["ResetFailed", "child_env", "reset", "sync", "sync_arguments", "remote_arguments", "installed_downloaders"]
 

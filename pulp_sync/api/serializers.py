@@ -20,7 +20,7 @@ from rest_framework import serializers
 from rest_framework.validators import UniqueValidator
 
 from downloaders import AddressRefused, UnknownDownloader, UnsupportedURL, check_url
-from pulp_base.processes import AUTO, parse_processes
+from pulp_base.download_processes import AUTO, parse_processes
 from pulp_sync.api import pem
 from pulp_sync.api.access import may_change
 from pulp_sync.api.fields import HrefField
@@ -102,7 +102,7 @@ class ShownHeadersField(serializers.JSONField):
 @extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "string", "enum": ["auto"]}]})
 class ProcessesField(serializers.Field):
     """`download_processes`: a whole number from 1 up, or "auto" (stored as 0), by the rule the command line's
-    --processes and the specs use (pulp_base.processes.parse_processes)."""
+    --processes and the specs use (pulp_base.download_processes.parse_processes)."""
 
     def to_internal_value(self, data: Any) -> int:
         if isinstance(data, bool) or not isinstance(data, int | str):

@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 import click
 from rich.console import Console
 
+from pulp_base.download_processes import parse_processes
 from pulp_base.manifest import MANIFEST_NAME
-from pulp_base.processes import parse_processes
 from pulp_sync.cli.downloaders import InstalledDownloader
 from pulp_sync.cli.remote_options import refuse_password_in_url, remote_options, settings_from_options
 from pulp_sync.cli.shared import open_database, redis_errors, task_dict
@@ -35,7 +35,7 @@ __all__ = ["sync"]
 
 
 class ProcessesType(click.ParamType):
-    """--processes: a whole number from 1 up, or auto (pulp_base.processes: the API's and the specs' rule)."""
+    """--processes: a whole number from 1 up, or auto (pulp_base.download_processes: the API's and the specs' rule)."""
 
     name = "N|auto"
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from downloaders import DownloaderSettings
 from downloaders.defaults import MAX_SECONDS
-from pulp_base.processes import AUTO, usable_cpus
+from pulp_base.download_processes import AUTO, usable_cpus
 from pulp_sync import defaults
 from pulp_sync.sync.spool import parse_line, read_spool
 
@@ -59,7 +59,7 @@ _PREFIX_HEX = 4
 
 def how_many(setting: int, files: int, size: int, most: int, cpus: int | None = None) -> int:
     """How many processes a sync of `files` missing files of `size` bytes in all uses: the setting
-    (pulp_base.processes), never more than the files nor than `most` (the remote's budget allows:
+    (pulp_base.download_processes), never more than the files nor than `most` (the remote's budget allows:
     `most_processes`); with AUTO, one per usable CPU, but no more than one per
     `defaults.AUTO_FILES_PER_PROCESS` files or `defaults.AUTO_BYTES_PER_PROCESS` bytes, whichever allows
     more (their docstrings say why)."""

@@ -24,7 +24,7 @@ import pytest
 from downloaders import DownloaderSettings
 from fixtures.profiles import PROFILES
 from fixtures.server import RunningServer, StatsJson, serve_in_background
-from pulp_base.processes import AUTO, MAX_PROCESSES, parse_processes, processes_text
+from pulp_base.download_processes import AUTO, MAX_PROCESSES, parse_processes, processes_text
 from pulp_sync import defaults
 from pulp_sync.sync.split.planning import budget_share, how_many, most_processes, split
 from tests.databases import ENGINES, throwaway_database
