@@ -19,8 +19,14 @@ USAGE = "usage: python -m conformance NAME [pytest arguments]\n  NAME: an instal
 
 
 def main(argv: list[str]) -> int:
+    """Run the suite against the downloader argv names; -h or --help prints the usage (exit 0), no name
+    prints it as an error (exit 2)."""
+    usage = USAGE.format(", ".join(available()) or "none installed")
+    if argv[:1] in (["-h"], ["--help"]):
+        print(usage)
+        return 0
     if not argv or argv[0].startswith("-"):
-        print(USAGE.format(", ".join(available()) or "none installed"), file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     name, rest = argv[0], argv[1:]
     # Without pytest's plugin autoloading, the plugin must be named; with it, naming it twice is an error.

@@ -67,7 +67,7 @@ class _BenchGroup(click.Group):
             raise click.ClickException(str(error)) from error
 
 
-@click.group(cls=_BenchGroup)
+@click.group(cls=_BenchGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def bench_group() -> None:
     """Benchmark downloaders fairly: reset before every run, repeat, interleave, statistics, report.
 

@@ -79,6 +79,7 @@ class _Cli(click.Group):
 
 @click.group(
     cls=_Cli,
+    context_settings={"help_option_names": ["-h", "--help"]},  # mounted commands inherit it
     commands=[
         admin.migrate,
         admin.reset,

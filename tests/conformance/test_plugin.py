@@ -8,6 +8,8 @@ contract test it breaks.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -88,6 +90,13 @@ def test_the_option_adds_the_suite_to_a_plain_pytest_run(tmp_path: Path) -> None
     )
     assert run.returncode == 0 and run.counts["passed"] == 1, run.tail()
     assert "::test_is_a_downloader[futures] PASSED" in run.output, run.tail()
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_h_prints_the_usage(tmp_path: Path, flag: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "conformance", flag], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.startswith("usage: python -m conformance NAME [pytest arguments]")
 
 
 def test_an_unknown_downloader_is_a_usage_error(tmp_path: Path) -> None:

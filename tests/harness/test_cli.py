@@ -133,3 +133,10 @@ def _is_fixture_server(pid: int) -> bool:
         return b"fixtures\0serve" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
+
+
+@pytest.mark.parametrize("path", [(), ("run",), ("compare",)])
+def test_h_is_help_without_pulp_sync_too(path: tuple[str, ...]) -> None:
+    """`python -m harness` is bench_group alone, so it takes -h itself, not from pulp-sync's group."""
+    assert _invoke(*path, "-h") == _invoke(*path, "--help")
+    assert _invoke(*path, "-h")[0] == 0

@@ -7,8 +7,10 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner, Result
 
@@ -27,6 +29,26 @@ def pulp_sync(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), prog_name="pulp-sync")
+
+
+def _commands(group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """The path of every command under `group`, mounted ones (bench, fixtures, plugin) and their own too."""
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
+        yield (*path, name)
+        if isinstance(command, click.Group):
+            yield from _commands(command, click.Context(command, parent=ctx, info_name=name), (*path, name))
+
+
+def test_every_command_takes_h_for_help() -> None:
+    """-h wherever --help works, as most command lines take it: the same page, exit 0."""
+    paths = [(), *_commands(cli, click.Context(cli, info_name="pulp-sync"))]
+    assert {("bench", "run"), ("fixtures", "serve"), ("plugin",), ("sync",)} <= set(paths)
+    for path in paths:
+        short, long = invoke(*path, "-h"), invoke(*path, "--help")
+        assert (short.exit_code, short.stdout) == (0, long.stdout), path
+        assert long.stdout.startswith("Usage: pulp-sync"), path
 
 
 def test_sync_json_in_a_subprocess(server: str, tmp_path: Path) -> None:
