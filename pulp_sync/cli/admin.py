@@ -80,9 +80,21 @@ def verify(repair: bool, as_json: bool) -> None:
     else:
         _print_verification(found)
     if found.problems():
-        what = "problem remains" if repair else "problem(s) found"
-        hint = "sync the repositories named above again" if repair else "run `pulp-sync verify --repair`"
-        raise click.ClickException(f"{found.problems()} {what}; {hint}")
+        raise click.ClickException(_still_wrong(found))
+
+
+def _still_wrong(found: Verification) -> str:
+    """The error line of a verify that found problems, and the one step that fixes them: --repair for what
+    it repairs, else a sync of the versions' repositories (all a repair leaves, and all a plain verify finds
+    once a repair has marked the lost artifacts missing)."""
+    count = found.problems()
+    waiting = count == len(found.incomplete_versions)
+    if found.repaired:
+        what = "problem remains" if count == 1 else "problems remain"
+    else:
+        what = "problem found" if count == 1 else "problems found"
+    hint = "sync the repositories named above again" if waiting else "run `pulp-sync verify --repair`"
+    return f"{count} {what}; {hint}"
 
 
 def _print_verification(found: Verification) -> None:

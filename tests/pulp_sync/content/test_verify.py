@@ -73,17 +73,22 @@ def test_a_lost_file_is_marked_missing_and_the_next_sync_fetches_it(db: Path, se
     assert status == 1 and found["missing"] == [lost.sha256] and found["incomplete_versions"] == ["good version 1"]
     result = invoke("verify")
     assert result.exit_code == 1 and "incomplete: good version 1" in result.stdout
-    assert result.stderr == "Error: 2 problem(s) found; run `pulp-sync verify --repair`\n"
+    assert result.stderr == "Error: 2 problems found; run `pulp-sync verify --repair`\n"
 
     status, repaired = verify("--repair")
     assert status == 1 and repaired["marked_missing"] == 1, "a version still lacks the file until a sync"
     assert repaired["incomplete_versions"] == ["good version 1"]
+    again = invoke("verify", "--repair")
+    assert again.stderr == "Error: 1 problem remains; sync the repositories named above again\n"
+    after = invoke("verify")
+    assert after.stderr == "Error: 1 problem found; sync the repositories named above again\n", \
+        "a plain verify after a repair advises the step left, not the repair again"
     lost.refresh_from_db()
     assert lost.missing
 
-    again = invoke("sync", server + "good/PULP_MANIFEST", "--repository", "good", "--json")
-    assert again.exit_code == 0, again.output
-    report = json.loads(again.stdout)
+    synced_again = invoke("sync", server + "good/PULP_MANIFEST", "--repository", "good", "--json")
+    assert synced_again.exit_code == 0, synced_again.output
+    report = json.loads(synced_again.stdout)
     assert (report["version"], report["artifacts_downloaded"], report["artifacts_skipped"]) == (None, 1, 10)
     lost.refresh_from_db()
     assert not lost.missing and verify()[0] == 0
