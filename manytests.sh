@@ -4,7 +4,7 @@
 # summary.md, plots and report.html. Sets up the virtualenv, the package and the fixture data on
 # first use. Extra arguments go to `pulp-sync bench run`; a spec first runs that experiment instead
 # (at its own scale), e.g.:
-#   ./manytests.sh                       # scale 0.05 (about 8 minutes on 2 cores)
+#   ./manytests.sh                       # scale 0.05 (6 to 7 minutes on 2 cores)
 #   ./manytests.sh --scale 1             # the seed's full sizes (407..1946 MB per manifest)
 #   ./manytests.sh --runs 3 --manifests 100,200
 #   ./manytests.sh experiments/peers.toml   # against curl and aria2c (see docs/performance.md)
