@@ -124,9 +124,21 @@ def load_results(folder: Path) -> Results:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Replace `path` with `text` in one step (temp file + fsync + rename): never half a file."""
+    """Replace `path` with `text` in one step (temp file + fsync + rename): never half a file. It gets the
+    mode any new file gets (the umask's), as the plots do: a results folder holds no secret, and one mode
+    for all of it lets a colleague or a web server read the report as well as its pictures (a temp file
+    alone would be owner-only)."""
     with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False) as handle:
         handle.write(text)
         handle.flush()
+        os.fchmod(handle.fileno(), _new_file_mode())
         os.fsync(handle.fileno())
     os.replace(handle.name, path)
+
+
+def _new_file_mode() -> int:
+    """0666 less the umask: the mode open() gives a file it creates. The umask is read by setting it and
+    setting it back, the one way POSIX offers."""
+    umask = os.umask(0o077)
+    os.umask(umask)
+    return 0o666 & ~umask
