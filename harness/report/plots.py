@@ -90,7 +90,7 @@ def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str =
     axes.set_ylabel("throughput (MB/s), geometric mean and 95% CI")
     axes.set_title(title)
     axes.grid(True, alpha=0.3)
-    axes.legend()
+    _legend(axes)
     return _save(folder, name, figure)
 
 
@@ -132,7 +132,7 @@ def _bars(
     axes.set_title(f"{spec.name}: {label} per manifest\n({shown}; dots: every counted run, "
                    "triangles at the top: runs beyond the axis)")
     axes.grid(True, axis="y", alpha=0.3)
-    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), ncols=1 + len(names) // 16)
+    _legend(axes, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), ncols=1 + len(names) // 16)
     return figure
 
 
@@ -201,7 +201,7 @@ def _ratios(results: Results, analysis: Analysis) -> Figure:
                     "95% CI; green faster, red slower, grey no difference)")
     axes.set_title(f"{results.experiment.name}: each variant against the baseline")
     axes.grid(True, axis="x", which="both", alpha=0.3)
-    axes.legend(fontsize="small", loc="lower right")
+    _legend(axes, fontsize="small", loc="lower right")
     return figure
 
 
@@ -258,7 +258,7 @@ def _processes_panel(axes: Any, results: Results, analysis: Analysis, manifest: 
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     axes.set_xlabel("processes (as the runs used them)")
     axes.grid(True, alpha=0.3)
-    axes.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _legend(axes, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def _point(analysis: Analysis, manifest: str, variant: str,
@@ -295,9 +295,15 @@ def _timeline(results: Results) -> Figure:
     axes.set_ylabel("sync time (s)")
     axes.set_title(f"{results.experiment.name}: runs in order")
     axes.grid(True, alpha=0.3)
-    if results.runs:
-        axes.legend(fontsize="small", ncols=1 + len(results.experiment.variants) // 8)
+    _legend(axes, fontsize="small", ncols=1 + len(results.experiment.variants) // 8)
     return figure
+
+
+def _legend(axes: Any, **options: Any) -> None:
+    """A legend of what the axes drew with a label, or none where nothing was (every run failed): matplotlib
+    would warn "No artists with labels found" on stderr, a library's noise in the harness's output."""
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(**options)
 
 
 def _save(folder: Path, name: str, figure: Figure) -> str:

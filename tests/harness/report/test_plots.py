@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
+
 from harness.analysis.findings import analyse
 from harness.experiment.spec import Experiment, Variant
-from harness.report.plots import _bars, _colours, _time_bar
+from harness.report.plots import _bars, _colours, _time_bar, plot_experiment
 from harness.results.folder import Results
 from tests.harness.helpers import make_run
 
@@ -33,3 +36,17 @@ def test_a_run_far_beyond_every_interval_does_not_stretch_the_axis() -> None:
     cell = analyse(spec, results.runs).cell("100", "asyncio").time
     assert cell is not None and cell.stdev is not None
     assert axes.get_ylim()[1] < 40.0 and axes.get_ylim()[1] >= cell.mean + cell.stdev, axes.get_ylim()
+
+
+def test_an_experiment_whose_runs_all_failed_plots_without_a_warning(tmp_path: Path) -> None:
+    """matplotlib's "No artists with labels found to put in legend" is not the harness's to print."""
+    spec = Experiment(name="failing", variants=(Variant("asyncio", "asyncio"), Variant("futures", "futures")),
+                      manifests=("100",), runs=2)
+    runs = [make_run(name, None, n, ok=False, error="boom", returncode=1)
+            for n in (1, 2) for name in ("asyncio", "futures")]
+    results = Results(experiment=spec, runs=runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        written = plot_experiment(tmp_path, results, analyse(spec, runs))
+    assert written == ["sync_time", "throughput", "timeline"]
+    assert all((tmp_path / f"{name}.png").is_file() for name in written)
