@@ -88,7 +88,7 @@ def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str =
     axes.minorticks_off()
     axes.set_xlabel(xlabel)
     axes.set_ylabel("throughput (MB/s), geometric mean and 95% CI")
-    axes.set_title(title)
+    axes.set_title(title, wrap=True)
     axes.grid(True, alpha=0.3)
     _legend(axes)
     return _save(folder, name, figure)
@@ -130,7 +130,7 @@ def _bars(
     axes.set_xlabel("manifest")
     axes.set_ylabel(label)
     axes.set_title(f"{spec.name}: {label} per manifest\n({shown}; dots: every counted run, "
-                   "triangles at the top: runs beyond the axis)")
+                   "triangles at the top: runs beyond the axis)", wrap=True)  # one manifest: a narrow figure
     axes.grid(True, axis="y", alpha=0.3)
     _legend(axes, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), ncols=1 + len(names) // 16)
     return figure
@@ -199,7 +199,7 @@ def _ratios(results: Results, analysis: Analysis) -> Figure:
     axes.set_ylim(len(pairs) - 0.5, -0.5)
     axes.set_xlabel(f"time as a ratio of {results.experiment.baseline_variant.name}'s (log scale; "
                     "95% CI; green faster, red slower, grey no difference)")
-    axes.set_title(f"{results.experiment.name}: each variant against the baseline")
+    axes.set_title(f"{results.experiment.name}: each variant against the baseline", wrap=True)
     axes.grid(True, axis="x", which="both", alpha=0.3)
     _legend(axes, fontsize="small", loc="lower right")
     return figure
@@ -293,7 +293,7 @@ def _timeline(results: Results) -> Figure:
         axes.axvline(i, color="red", alpha=0.4, linewidth=1)
     axes.set_xlabel("run, in the order made (red lines: failed runs)")
     axes.set_ylabel("sync time (s)")
-    axes.set_title(f"{results.experiment.name}: runs in order")
+    axes.set_title(f"{results.experiment.name}: runs in order", wrap=True)
     axes.grid(True, alpha=0.3)
     _legend(axes, fontsize="small", ncols=1 + len(results.experiment.variants) // 8)
     return figure

@@ -5,6 +5,8 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
 from harness.analysis.findings import analyse
 from harness.experiment.spec import Experiment, Variant
 from harness.report.plots import _bars, _colours, _time_bar, plot_experiment
@@ -50,3 +52,17 @@ def test_an_experiment_whose_runs_all_failed_plots_without_a_warning(tmp_path: P
         written = plot_experiment(tmp_path, results, analyse(spec, runs))
     assert written == ["sync_time", "throughput", "timeline"]
     assert all((tmp_path / f"{name}.png").is_file() for name in written)
+
+
+def test_the_titles_fit_the_figure_with_one_manifest() -> None:
+    """One manifest makes the narrowest figure; its two-line title is wrapped to it, not clipped on both sides."""
+    spec = Experiment(name="seed-002", variants=(Variant("asyncio", "asyncio"), Variant("futures", "futures")),
+                      manifests=("100",), runs=2)
+    runs = [make_run(name, 1.0 + n / 10, n) for n in (1, 2) for name in ("asyncio", "futures")]
+    figure = _bars(Results(experiment=spec, runs=runs), analyse(spec, runs), ("Sync time (s)", "mean ± 1 stddev"),
+                   _time_bar, lambda run: run.sync_seconds)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    (axes,) = figure.axes
+    title = axes.title.get_window_extent(canvas.get_renderer())
+    assert 0 <= title.x0 and title.x1 <= figure.bbox.x1 and title.y1 <= figure.bbox.y1, (title, figure.bbox)
