@@ -29,7 +29,11 @@ __all__ = ["CellChange", "COMPARE_HEADER", "GateProblem", "compare_results", "ch
            "setup_differences", "NO_COMMON_CELLS", "MISSING_CELLS", "FAILED_RUNS", "REGRESSION"]
 
 COMPARE_HEADER = ("manifest", "variant", "old (s)", "new (s)", "change", "ratio", "p (Welch, logs)", "verdict")
-_SETUP = ("scale", "profile", "server", "restart_server", "base_url", "profiles", "remote", "sample", "sample_seed")
+_NOT_SETUP = ("name", "description", "variants", "manifests")
+"""What an experiment's two folders may differ in and still be compared cell for cell: its name and words,
+and its variants and manifests, which are compared one by one (a cell only one folder has is listed as
+such). Every other setting (scale, runs, warm-ups, baseline, alpha, band, timeout, the remote...) changes
+what a cell's figures mean, so each that differs is a "Differs:" line."""
 _MACHINE = ("cpu_model", "cpu_count", "memory_gb", "hostname")
 REGRESSION = 3
 """Exit status of `bench compare --fail-on-regression` when a cell regressed beyond the threshold."""
@@ -178,7 +182,8 @@ def _shown(items: Sequence[str]) -> str:
 def setup_differences(old: Results, new: Results) -> list[str]:
     """Settings and machine facts that differ between the two folders, as sentences."""
     old_spec, new_spec = old.experiment.as_dict(), new.experiment.as_dict()
-    notes = [f"{key}: {old_spec[key]!r} -> {new_spec[key]!r}" for key in _SETUP if old_spec[key] != new_spec[key]]
+    notes = [f"{key}: {old_spec.get(key)!r} -> {value!r}" for key, value in new_spec.items()
+             if key not in _NOT_SETUP and old_spec.get(key) != value]
     old_variants = {v["name"]: v for v in old_spec["variants"]}
     for variant in new_spec["variants"]:
         before = old_variants.get(variant["name"], variant)

@@ -57,6 +57,18 @@ def test_compare_names_setup_differences() -> None:
     assert setup_differences(_folder(1.0), _folder(1.0, scale=0.5)) == ["scale: 1.0 -> 0.5"]
 
 
+def test_compare_names_every_setting_that_changes_what_a_cell_means() -> None:
+    """runs, warm-ups and the baseline as much as the scale: a folder of 4 runs against one of 10 is no like
+    for like, whatever the verdict says."""
+    new = _folder(1.0)
+    new.experiment = new.experiment.with_overrides(runs=10, warmup=0, baseline="asyncio", alpha=0.01)
+    assert setup_differences(_folder(1.0), new) == [
+        "runs: 4 -> 10", "warmup: 1 -> 0", "baseline: None -> 'asyncio'", "alpha: 0.05 -> 0.01"]
+    renamed = _folder(1.0)
+    renamed.experiment = renamed.experiment.with_overrides(name="other", description="words")
+    assert setup_differences(_folder(1.0), renamed) == [], "a name and its words change no figure"
+
+
 def test_compare_names_changed_remote_settings_and_samples() -> None:
     new = _folder(1.0)
     new.experiment = new.experiment.with_overrides(remote={"rate_limit": 100}, sample="10%")
