@@ -118,12 +118,14 @@ def ratio_sentence(pair: Pair) -> str:
 
 
 def verdict(comparison: Comparison | None) -> str:
-    """The three-way verdict in words: "faster by 12.3% [95% CI 8.1–16.2%]", "slower by ...", or "no
-    difference detected" with why (within the band, or the difference that could hide in the noise)."""
+    """The three-way verdict in words: "faster: 12.3% less time [95% CI 8.1–16.2%]", "slower: 4.0% more
+    time [...]", or "no difference detected" with why (within the band, or the difference that could hide in
+    the noise). A change is said in time, as hyperfine says it ("78.4% less time"), never as "faster by
+    78.4%", which would read as a speed-up of 1.78 where the ratio says 4.64 (ratio_sentence says that)."""
     if comparison is None or comparison.p_value is None:
         return "no test (fewer than 2 runs a side)"
     if comparison.verdict != "no difference":
-        return f"{comparison.verdict} by {_change_with_interval(comparison)}"
+        return f"{comparison.verdict}: {_change_with_interval(comparison)}"
     if comparison.significant:  # a real difference, inside the band of practical equivalence
         return f"no difference detected ({_change_with_interval(comparison)}, within the ±{comparison.band:.0%} band)"
     return f"no difference detected ({_hiding(comparison)})"
@@ -136,13 +138,14 @@ def direction(comparison: Comparison | None) -> str:
 
 
 def _change_with_interval(comparison: Comparison) -> str:
-    """"12.3% [95% CI 8.1–16.2%]": how much less (faster) or more (slower) time, from the ratio."""
+    """"12.3% less time [95% CI 8.1–16.2%]": how much less (faster) or more (slower) time, from the ratio."""
     sign = -1 if comparison.ratio < 1 else 1
     change = abs(comparison.ratio - 1) * 100
+    how = "less time" if sign < 0 else "more time"
     if comparison.ratio_ci is None:
-        return f"{change:.1f}%"
+        return f"{change:.1f}% {how}"
     low, high = sorted(sign * (r - 1) * 100 for r in comparison.ratio_ci)
-    return f"{change:.1f}% [{CONFIDENCE_LABEL} {low:.1f}–{high:.1f}%]"
+    return f"{change:.1f}% {how} [{CONFIDENCE_LABEL} {low:.1f}–{high:.1f}%]"
 
 
 def _hiding(comparison: Comparison) -> str:

@@ -52,7 +52,7 @@ def test_a_significant_slowdown_beyond_the_threshold_exits_3_and_names_the_cell(
     assert result.exit_code == 3, result.output
     (line,) = result.stderr.splitlines()
     assert line.startswith("Regression: 100 asyncio +2") and line.endswith("beyond 5%")
-    assert "slower by" in result.stdout, "the table is printed before the verdict"
+    assert "slower: " in result.stdout, "the table is printed before the verdict"
 
 
 def test_an_a_a_pair_passes(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_json_holds_every_cell_and_the_gate(tmp_path: Path) -> None:
     cell = _cell(result)
     assert (cell["manifest"], cell["variant"], cell["faster"], cell["significant"], cell["regression"]) == (
         "100", "asyncio", "old", True, True)
-    assert cell["verdict"] == "slower" and cell["verdict_text"].startswith("slower by 2") and cell["p_value"] < 0.001
+    assert cell["verdict"] == "slower" and cell["verdict_text"].startswith("slower: 2") and cell["p_value"] < 0.001
     assert 0.95 < cell["old_mean_seconds"] < 1.05 and 1.15 < cell["new_mean_seconds"] < 1.25
     assert set(cell) >= {"percent_change", "ratio", "ratio_ci", "p_value_adjusted", "mde_percent"}
     assert cell["ratio_ci"][0] < cell["ratio"] < cell["ratio_ci"][1]
@@ -150,7 +150,7 @@ def test_a_row_says_one_percentage_the_change_its_verdict_states(tmp_path: Path)
     header, rule, row = result.stdout.splitlines()[2:5]
     assert header.startswith("| manifest | variant | old (s) | new (s) | change |") and rule.startswith("|---|")
     change, verdict = row.split(" | ")[4], row.split(" | ")[7]
-    assert change.startswith("+31.") and verdict.startswith(f"slower by {change[1:]}"), row
+    assert change.startswith("+31.") and verdict.startswith(f"slower: {change[1:]} more time"), row
 
 
 def test_markdown_carries_the_gate_for_a_pull_request(tmp_path: Path) -> None:

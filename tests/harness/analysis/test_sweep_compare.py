@@ -48,7 +48,7 @@ def _folder(seconds: float, scale: float = 1.0) -> Results:
 
 def test_compare_finds_a_real_change_and_ignores_noise() -> None:
     (slower,) = change_rows(compare_results(_folder(1.0), _folder(2.0)))
-    assert slower[4].startswith("+") and "old ran" in slower[5] and slower[7].startswith("slower by")
+    assert slower[4].startswith("+") and "old ran" in slower[5] and slower[7].startswith("slower: ")
     (same,) = change_rows(compare_results(_folder(1.0), _folder(1.0)))
     assert same[7].startswith("no difference detected")
 

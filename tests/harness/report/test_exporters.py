@@ -13,12 +13,14 @@ from rich.console import Console
 
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
+from harness.analysis.stats import compare
 from harness.experiment.spec import Experiment, Variant
 from harness.report.html import report_html
 from harness.report.markdown import summary_markdown
 from harness.report.render import render
 from harness.report.terminal import print_summary
 from harness.report.view import PairLine, ReportView, build_view
+from harness.report.wording import verdict
 from harness.results.folder import Results
 from harness.results.warning import FigureWarning, Kind
 from tests.harness.helpers import make_run
@@ -63,7 +65,7 @@ def test_a_hostile_variant_name_is_escaped_in_report_html(tmp_path: Path) -> Non
     text = report_html(view)
 
     assert HOSTILE not in text and f"<td>{ESCAPED}</td>" in text
-    assert '<span class="slower">slower by' in text
+    assert '<span class="slower">slower: ' in text
 
 
 @pytest.fixture
@@ -109,3 +111,13 @@ def test_every_output_says_why_the_average_and_the_manifests_differ(view: Report
 
     assert f"- {line}\n" in markdown and f"{line}\n" in terminal
     assert f'<li class="disagreement">{escape(line)}</li>' in html, "one plain line, not bold as a conclusion"
+
+
+def test_a_speed_up_is_said_in_time_saved_and_in_times_faster() -> None:
+    """4.64 times faster is "78.4% less time", never "faster by 78.4%" (which reads as 1.78 times)."""
+    comparison = compare([4.64, 4.65, 4.63, 4.64], [1.0, 1.01, 0.99, 1.0], paired=True)
+    said = verdict(comparison)
+    assert said.startswith("faster: 78.4% less time [95% CI "), said
+    assert comparison.speedup == pytest.approx(4.64, abs=0.01)
+    slower = verdict(compare([1.0, 1.01, 0.99, 1.0], [1.5, 1.51, 1.49, 1.5], paired=True))
+    assert slower.startswith("slower: 50.0% more time [95% CI "), slower
