@@ -431,11 +431,14 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def _exit_for_failures(rendered: Rendered, allow_failures: bool) -> None:
     """Exit status 1 when a counted run failed, unless --allow-failures: a CI gates on it."""
-    failed = [run for run in rendered.results.runs if not run.ok and not run.warmup]
+    runs = rendered.results.runs
+    failed = [run for run in runs if not run.ok and not run.warmup]
     if failed and not allow_failures:
-        counted = sum(1 for run in rendered.results.runs if not run.warmup)
-        raise click.ClickException(f"{len(failed)} of {counted} counted runs failed (the report lists them, first: "
-                                   f"{failed[0].error}); --allow-failures to exit 0 all the same")
+        counted = sum(1 for run in runs if not run.warmup)
+        warmups = sum(1 for run in runs if not run.ok and run.warmup)
+        also = f" (and {warmups} warm-up{'s' if warmups != 1 else ''})" if warmups else ""
+        raise click.ClickException(f"{len(failed)} of {counted} counted runs failed{also}; the report lists them, "
+                                   f"first: {failed[0].error}; --allow-failures to exit 0 all the same")
 
 
 def _resumed(experiment: Experiment, options: dict[str, Any]) -> tuple[Path, Results] | None:

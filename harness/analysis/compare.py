@@ -142,7 +142,7 @@ def gate_problems(old: Results, new: Results) -> list[GateProblem]:
                                     f"({_names(measured)}) is in NEW ({_names(planned)})"))
     elif measured - planned:
         problems.append(GateProblem(MISSING_CELLS, f"NEW lacks cells OLD measured: {_names(measured - planned)}"))
-    failing = [f"{manifest} x {variant}: {failed} of {failed + len(times)} failed"
+    failing = [f"{manifest} x {variant}: {failed} of {failed + len(times)} counted runs failed"
                for (manifest, variant), times in new_cells.items()
                for failed in [_failed(new, manifest, variant)] if failed or not times]
     if failing:

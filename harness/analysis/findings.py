@@ -46,6 +46,9 @@ class Cell:
     throughput: Summary | None
     files_per_second: Summary | None
     failed: int
+    """Its counted runs that failed: what every output counts (a CI's exit status, `bench compare`)."""
+    failed_warmups: int
+    """Its warm-up runs that failed, shown apart: they are never counted."""
     cpu_seconds: float | None
     peak_rss_mb: float | None
     latency_p50: float | None
@@ -153,7 +156,7 @@ def _counted(runs: Sequence[RunRecord], manifest: str, variant: str) -> list[Run
 
 def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
     counted = _counted(runs, manifest, variant)
-    failed = sum(1 for r in runs if r.manifest == manifest and r.variant == variant and not r.ok)
+    failures = [r for r in runs if r.manifest == manifest and r.variant == variant and not r.ok]
     times = [r.sync_seconds for r in counted if r.sync_seconds is not None]
     rates = [rate for rate in map(throughput_mb_s, counted) if rate is not None]
     files = [rate for rate in map(files_per_second, counted) if rate is not None]
@@ -163,7 +166,8 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
         time=describe(times, lognormal=True) if times else None,
         throughput=describe(rates, log_interval=True) if rates else None,
         files_per_second=describe(files, log_interval=True) if files else None,
-        failed=failed,
+        failed=sum(1 for r in failures if not r.warmup),
+        failed_warmups=sum(1 for r in failures if r.warmup),
         cpu_seconds=mean_or_none([r.cpu_seconds for r in counted]),
         peak_rss_mb=mean_or_none([r.peak_rss_mb for r in counted]),
         latency_p50=mean_or_none([r.latency_p50 for r in counted]),
@@ -320,12 +324,21 @@ def _warnings(analysis: Analysis, runs: Sequence[RunRecord]) -> list[FigureWarni
     return warnings
 
 
+def _failed_text(cell: Cell) -> str:
+    """"4 counted runs (and 1 warm-up)": a cell's failed runs, the counted ones first, as every output says
+    them; the warm-ups apart, since no statistic and no exit status counts them."""
+    said = f"{cell.failed} counted run{'s' if cell.failed != 1 else ''}"
+    if cell.failed_warmups:
+        said += f" (and {cell.failed_warmups} warm-up{'s' if cell.failed_warmups != 1 else ''})"
+    return said
+
+
 def _cell_warnings(cell: Cell, runs: Sequence[RunRecord]) -> list[FigureWarning]:
     """A cell's failed runs, its noise, a spread that the order of variants made, and its outliers."""
     label = f"{cell.manifest} x {cell.variant}"
     warnings = []
-    if cell.failed:
-        warnings.append(FigureWarning(Kind.FAILED_RUNS, label, f"{cell.failed} failed run(s), left out of every "
+    if cell.failed or cell.failed_warmups:
+        warnings.append(FigureWarning(Kind.FAILED_RUNS, label, f"{_failed_text(cell)} failed, left out of every "
                                                                 "statistic (see runs.csv)"))
     if cell.time is None:
         return warnings

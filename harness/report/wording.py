@@ -291,7 +291,7 @@ def time_row(cell: Cell) -> tuple[str, ...]:
     """One cell's sync-time statistics (TIME_HEADER)."""
     time, rate = cell.time, cell.throughput
     if time is None:
-        return (cell.manifest, cell.variant, "0", "–", "–", "–", "–", "–", str(cell.failed))
+        return (cell.manifest, cell.variant, "0", "–", "–", "–", "–", "–", _failed_column(cell))
     spread = f" ± {time.stdev:.3f}" if time.stdev is not None else ""
     interval = f"{fmt(time.ci_low)} … {fmt(time.ci_high)}" if time.ci_low is not None else "–"
     return (
@@ -303,8 +303,14 @@ def time_row(cell: Cell) -> tuple[str, ...]:
         f"{time.min:.3f} … {time.max:.3f}",
         fmt(rate.geometric_mean if rate else None, 1),
         fmt(cell.files_per_second.geometric_mean if cell.files_per_second else None, 1),
-        str(cell.failed),
+        _failed_column(cell),
     )
+
+
+def _failed_column(cell: Cell) -> str:
+    """"4", or "4 (+1 warm-up)": the counted runs that failed, as the exit status and `bench compare` count
+    them, and the warm-ups apart."""
+    return str(cell.failed) + (f" (+{cell.failed_warmups} warm-up)" if cell.failed_warmups else "")
 
 
 def resource_row(cell: Cell) -> tuple[str, ...]:

@@ -87,7 +87,7 @@ def test_failed_and_warmup_runs_are_kept_but_not_averaged(results: Results) -> N
     assert cell.time is not None and cell.time.n == 3 and cell.failed == 1
     assert cell.time.mean == pytest.approx(2.6)
     (failed,) = [warning for warning in analysis.warnings if warning.kind is Kind.FAILED_RUNS]
-    assert failed.subject == "200 x futures" and failed.text.startswith("1 failed run(s)"), failed
+    assert failed.subject == "200 x futures" and failed.text.startswith("1 counted run failed"), failed
     assert {"kind": "failed-runs", "subject": "200 x futures", "text": failed.text} in analysis.as_dict()["warnings"]
     average = analysis.average_change["asyncio"]
     assert average.percent == pytest.approx((1 / 1.3 - 1) * 100, rel=1e-3)
