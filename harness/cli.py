@@ -105,8 +105,9 @@ def _byte_count(ctx: click.Context, param: click.Parameter, value: str | None) -
     return int(count)
 
 
-def _common_options(function: F) -> F:
-    """Options shared by `run` and `sweep`: what to override and where results and state go."""
+def _experiment_options(function: F) -> F:
+    """Options that change the experiment a spec describes, shared by `run`, `sweep` and `spec` (which checks
+    a spec as `run` would run it)."""
     options = [
         click.option("--runs", type=click.IntRange(min=1), help="Counted runs per cell [spec's, default 10]."),
         click.option("--warmup", type=click.IntRange(min=0), help="Uncounted runs per cell first [default 1]."),
@@ -124,10 +125,20 @@ def _common_options(function: F) -> F:
                           "rate_limit=20, ca_cert=ca.pem, password=env:VAR; secrets only as env:VAR or file:PATH."),
         click.option("--sample", help="Sync a size-stratified sample of each manifest: 10% or a number of files."),
         click.option("--sample-seed", type=int, help="Seed of the sample [default 0]; the same in every run."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds one sync may take."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def _common_options(function: F) -> F:
+    """Options shared by `run` and `sweep`: what to override (_experiment_options) and where results and state
+    go."""
+    options = [
         click.option("--max-bytes", callback=_byte_count, metavar="SIZE",
                      help="Refuse a plan that would download more than this, e.g. 20G (SI units)."),
         click.option("--allow-failures", is_flag=True, help="Exit 0 even when runs failed (they are reported)."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds one sync may take."),
         click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Results folder to write."),
         click.option("--results-dir", type=click.Path(file_okay=False, path_type=Path), default=defaults.RESULTS_DIR,
                      show_default=True, help="Where new results folders go."),
@@ -138,7 +149,7 @@ def _common_options(function: F) -> F:
     ]
     for option in reversed(options):
         function = option(function)
-    return function
+    return _experiment_options(function)
 
 
 @bench_group.command("run", epilog=_EXIT_STATUS)
@@ -150,14 +161,21 @@ def run_command(
     spec: Path, manifests: tuple[str, ...] | None, variants: tuple[str, ...] | None, **options: Any
 ) -> None:
     """Run the experiment in SPEC (a TOML file); flags override the spec's values."""
+    experiment = _spec_as_run(spec, manifests, variants, options)
+    _exit_for_failures(_execute(experiment, options), options["allow_failures"])
+
+
+def _spec_as_run(spec: Path, manifests: tuple[str, ...] | None, variants: tuple[str, ...] | None,
+                 options: dict[str, Any]) -> Experiment:
+    """The experiment `bench run SPEC` runs with these flags: the spec's, its variants chosen, the flags over
+    it. `bench spec` checks the same."""
     from harness.experiment.spec import load_spec
 
     experiment = load_spec(spec)
     if variants:
         experiment = experiment.with_overrides(variants=tuple(experiment.variant(name) for name in variants),
                                                baseline=_kept_baseline(experiment, variants))
-    experiment = _overridden(experiment, options, manifests=manifests)
-    _exit_for_failures(_execute(experiment, options), options["allow_failures"])
+    return _overridden(experiment, options, manifests=manifests)
 
 
 @bench_group.command("sweep", epilog=_EXIT_STATUS)
@@ -196,9 +214,15 @@ def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int, .
 @click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of a spec file instead: every key, its type, "
               "default and help.")
-def spec_command(spec: Path | None, schema: bool) -> None:
-    """Check SPEC (a TOML file) without running anything, and print the experiment it describes as JSON,
-    defaults filled in; or, with --schema, the JSON Schema of every spec.
+@click.option("--manifests", callback=_csv(str), help="Manifests to run, e.g. 100,200 [spec's].")
+@click.option("--variants", callback=_csv(str), help="Only these variants of the spec, e.g. asyncio,futures.")
+@_experiment_options
+def spec_command(spec: Path | None, schema: bool, manifests: tuple[str, ...] | None,
+                 variants: tuple[str, ...] | None, **options: Any) -> None:
+    """Check SPEC (a TOML file) as `bench run` with the same flags would run it, without running anything,
+    and print the experiment as JSON, defaults filled in; or, with --schema, the JSON Schema of every spec.
+    Its variants are checked as a run checks them first (their downloaders installed, their programs on
+    PATH); servers and databases are left untouched.
 
     \b
     Exit status:
@@ -206,11 +230,17 @@ def spec_command(spec: Path | None, schema: bool) -> None:
       2  a usage error: the first mistake of the spec, in one `Error:` line naming the key, its value and
          what is expected (with the key meant, for a near miss)
     """
-    from harness.experiment.spec import load_spec, spec_schema
+    from harness.experiment.spec import spec_schema
+    from harness.run.runner import check_variants
 
     if (spec is None) != schema:
         raise click.UsageError("give a SPEC to check, or --schema (not both)")
-    click.echo(json.dumps(load_spec(spec).as_dict() if spec is not None else spec_schema(), indent=2))
+    if spec is None:
+        click.echo(json.dumps(spec_schema(), indent=2))
+        return
+    experiment = _spec_as_run(spec, manifests, variants, options)
+    check_variants(experiment)
+    click.echo(json.dumps(experiment.as_dict(), indent=2))
 
 
 @bench_group.command("report")

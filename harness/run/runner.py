@@ -41,7 +41,7 @@ from harness.run.trash import Trash
 from harness.variants import hosts, pulp_sync_cli
 from harness.variants.databases import create_database, database_url
 
-__all__ = ["RunOptions", "check_runnable", "prepare", "run_experiment", "compatible"]
+__all__ = ["RunOptions", "check_runnable", "check_variants", "prepare", "run_experiment", "compatible"]
 
 _TRASH = "trash"
 
@@ -65,10 +65,16 @@ def check_runnable(experiment: Experiment) -> None:
         hosts.bring_up(most_hosts)
     for url in {database_url(variant.db) for variant in experiment.variants} - {None}:
         create_database(str(url))
-    for variant in experiment.variants:
-        KINDS[kind_of(variant)]().check(variant)
+    check_variants(experiment)
     if experiment.base_url is None:
         check_site(experiment)
+
+
+def check_variants(experiment: Experiment) -> None:
+    """What each variant's kind needs is here (its downloader installed, its program on PATH, pulpcore),
+    changing nothing: `bench spec` checks this much too."""
+    for variant in experiment.variants:
+        KINDS[kind_of(variant)]().check(variant)
 
 
 def compatible(saved: Experiment, wanted: Experiment) -> list[str]:

@@ -140,3 +140,28 @@ def test_h_is_help_without_pulp_sync_too(path: tuple[str, ...]) -> None:
     """`python -m harness` is bench_group alone, so it takes -h itself, not from pulp-sync's group."""
     assert _invoke(*path, "-h") == _invoke(*path, "--help")
     assert _invoke(*path, "-h")[0] == 0
+
+
+def test_spec_refuses_what_run_refuses_before_any_run(tmp_path: Path) -> None:
+    """`bench spec` exits 2 with run's own line for a downloader that is not installed, where it said 0."""
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[variants]]\nname = "a"\ndownloader = "carrier-pigeon"\n')
+    checked, ran = _invoke("spec", str(spec)), _invoke("run", str(spec), "--results-dir", str(tmp_path / "results"))
+    assert checked[0] == ran[0] == 2
+    line = "Error: variant 'a': no downloader named 'carrier-pigeon'; installed: asyncio"
+    assert line in checked[1] and line in ran[1]
+
+
+def test_spec_checks_a_spec_with_runs_flags(tmp_path: Path) -> None:
+    """--remote, --remote-setting, --runs, --manifests and --variants shape what `bench spec` prints as they
+    shape what `bench run` runs."""
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[variants]]\nname = "a"\ndownloader = "asyncio"\n'
+                    '[[variants]]\nname = "b"\ndownloader = "futures"\n')
+    code, output = _invoke("spec", str(spec), "--remote", "https://repo.example/base/PULP_MANIFEST", "--runs", "3",
+                           "--remote-setting", "rate_limit=20", "--variants", "b")
+    assert code == 0, output
+    experiment = json.loads(output)
+    assert experiment["base_url"] == "https://repo.example/base/PULP_MANIFEST" and experiment["runs"] == 3
+    assert experiment["manifests"] == ["base"] and experiment["remote"] == {"rate_limit": 20}
+    assert [variant["name"] for variant in experiment["variants"]] == ["b"]
