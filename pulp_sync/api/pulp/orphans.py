@@ -1,41 +1,20 @@
-"""Orphan cleanup: delete the content no repository version holds, then the artifacts (rows and files)
-no content names, as Pulp's `orphans/cleanup/` does.
-
-It runs in the request that asks for it (database deletes and file unlinks: no downloads), recorded
-as a task named "orphan_cleanup" that is finished before the answer, which points to it as Pulp's
-does. A sync reuses the artifacts the database has; one planning while the cleanup deletes them
-would fail when it makes its version, so the cleanup refuses to run while a sync is unfinished.
-That check is in the cleanup's transaction: on sqlite no sync can be queued until it commits; on a
-server database one queued meanwhile may fail (and can be synced again), never corrupt anything.
-
-Rows go first, in one transaction; files after the commit, each only if no row names its digest by
-then (a sync may have fetched it again). A crash between the two leaves orphan files, which
-`pulp-sync verify --repair` removes.
+"""Pulp's `orphans/cleanup/`: the cleanup (pulp_sync/content/orphans.py) run in the request that asks for
+it (database deletes and file unlinks: no downloads), recorded as a task named "orphan_cleanup" that is
+finished before the answer, which points to it as Pulp's does.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import User
-from django.db import transaction
-from django.db.models import ProtectedError, QuerySet
+from django.db.models import ProtectedError
 
 from pulp_sync.api.pulp.finished import finished_task
 from pulp_sync.api.pulp.serializers import ORPHAN_CLEANUP
-from pulp_sync.content.bulk import batches
-from pulp_sync.content.store import ArtifactStore, artifact_store
-from pulp_sync.models import Artifact, FileContent, Task, TaskState
+from pulp_sync.content.orphans import SyncsUnfinished, delete_orphans
+from pulp_sync.content.store import artifact_store
+from pulp_sync.models import Task
 
-__all__ = ["clean_up_orphans", "SyncsUnfinished"]
-
-_BATCH = 500
-"""Rows per delete (below every engine's limit on query parameters)."""
-_UNFINISHED = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
-
-
-class SyncsUnfinished(Exception):
-    """Syncs are waiting or running: the cleanup could delete what they are about to use."""
+__all__ = ["clean_up_orphans"]
 
 
 def clean_up_orphans(user: User, content: list[int] | None = None) -> Task:
@@ -45,35 +24,6 @@ def clean_up_orphans(user: User, content: list[int] | None = None) -> Task:
     `content`: only these content units (ids) and their artifacts, of those that are orphans.
     """
     return finished_task(
-        ORPHAN_CLEANUP, user, lambda: {"report": _delete_orphans(artifact_store(), content)},
+        ORPHAN_CLEANUP, user, lambda: {"report": delete_orphans(artifact_store(), content)},
         (SyncsUnfinished, ProtectedError, OSError),  # ProtectedError: a sync took one meanwhile
     )
-
-
-def _delete_orphans(store: ArtifactStore, only: list[int] | None) -> dict[str, int]:
-    """Delete orphan content and artifacts (see the module's docstring), of `only` these content
-    units and their artifacts if given; how many of each."""
-    content, artifacts = FileContent.objects.all(), Artifact.objects.all()
-    if only is not None:
-        content = content.filter(pk__in=only)
-        artifacts = artifacts.filter(pk__in=list(content.values_list("artifact", flat=True)))
-    with transaction.atomic():
-        syncs = Task.objects.filter(name="sync", state__in=_UNFINISHED).count()
-        if syncs:
-            raise SyncsUnfinished(f"{syncs} sync task(s) waiting or running: clean up orphans once they finish")
-        content_removed = _delete(content.filter(memberships__isnull=True))
-        orphans = artifacts.filter(contents__isnull=True)
-        digests = list(orphans.values_list("sha256", flat=True))
-        artifacts_removed = _delete(orphans)
-    for batch in batches(digests, _BATCH):
-        for digest in set(batch) - set(Artifact.objects.filter(sha256__in=batch).values_list("sha256", flat=True)):
-            store.path_for(digest).unlink(missing_ok=True)
-    return {"content_removed": content_removed, "artifacts_removed": artifacts_removed}
-
-
-def _delete(orphans: QuerySet[Any]) -> int:
-    """Delete the orphans a batch of ids at a time, each batch still filtered as orphans; how many."""
-    removed = 0
-    for batch in batches(list(orphans.values_list("pk", flat=True)), _BATCH):
-        removed += orphans.filter(pk__in=batch).delete()[0]
-    return removed
