@@ -28,7 +28,7 @@ from rest_framework import serializers
 from pulp_base.manifest import path_problem
 from pulp_sync.api.access import addable, is_admin, may_change, visible
 from pulp_sync.api.fields import RelatedHrefField
-from pulp_sync.api.pulp.filters import object_of
+from pulp_sync.api.pulp.filters import object_of, version_of
 from pulp_sync.api.pulp.finished import finished_task
 from pulp_sync.api.pulp.serializers import FileContentSerializer, PulpFields
 from pulp_sync.content.store import artifact_store
@@ -161,11 +161,8 @@ class ModifySerializer(PulpFields, serializers.Serializer):
     )
 
     def validate_base_version(self, href: str) -> RepositoryVersion:
-        versions = self.context["repository"].versions.all()
-        lookups = {"repository_pk": "repository", "number": "number"}
-        found = object_of(href, "pulp-file-version-detail", versions, lookups, "base_version")
-        assert isinstance(found, RepositoryVersion)
-        return found
+        """A version of the repository being changed (filters.version_of, scoped to its versions)."""
+        return version_of(href, "base_version", self.context["request"].user, self.context["repository"].versions.all())
 
 
 class RepairSerializer(PulpFields, serializers.Serializer):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Model, QuerySet
 from django.urls import Resolver404, resolve
@@ -16,6 +16,10 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend
 from rest_framework.request import Request
+
+from pulp_sync.api.access import visible
+from pulp_sync.models import Repository, RepositoryVersion
+from pulp_sync.permissions import User
 
 __all__ = [
     "Apply",
@@ -98,6 +102,10 @@ def icontains(field: str) -> Apply:
     return lambda queryset, values, _: queryset.filter(**{f"{field}__icontains": values[0]})
 
 
+_VERSION_LOOKUPS = {"repository_pk": "repository", "number": "number"}
+"""A version's href arguments, as its model's fields."""
+
+
 def startswith(field: str) -> Apply:
     return lambda queryset, values, _: queryset.filter(**{f"{field}__startswith": values[0]})
 
@@ -116,6 +124,21 @@ def object_of(href: str, route: str, queryset: QuerySet[Any], lookups: dict[str,
     if found is None:
         raise ValidationError({parameter: [f"no {queryset.model._meta.verbose_name} has the href {href!r}"]})
     return found
+
+
+def version_of(href: str, parameter: str, user: User,
+               versions: QuerySet[RepositoryVersion] | None = None) -> RepositoryVersion:
+    """The repository version an href names, of `versions` (every version unless given, e.g. one
+    repository's) that `user` sees; a 400 naming `parameter` if none. The one lookup from an href to a
+    version, for filters, publications and a modify's base version alike."""
+    seen = visible(RepositoryVersion.objects.all() if versions is None else versions, user)
+    return cast(RepositoryVersion, object_of(href, "pulp-file-version-detail", seen, _VERSION_LOOKUPS, parameter))
+
+
+def repository_of(href: str, parameter: str, user: User) -> Repository:
+    """The repository an href names, of those `user` sees; a 400 naming `parameter` if none."""
+    seen = visible(Repository.objects.all(), user)
+    return cast(Repository, object_of(href, "pulp-file-repository-detail", seen, {"pk": "pk"}, parameter))
 
 
 def route_of(href: str) -> tuple[str | None, dict[str, Any]]:

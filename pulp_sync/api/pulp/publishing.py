@@ -15,20 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
-from django.db.models import Model, QuerySet
+from django.db.models import Model
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import mixins, serializers, viewsets
-from rest_framework.request import Request
 
 from pulp_base.manifest import MANIFEST_NAME, path_problem
 from pulp_sync.api.access import visible
 from pulp_sync.api.base import Scoped
 from pulp_sync.api.fields import HrefField, RelatedHrefField
-from pulp_sync.api.pulp.filters import QueryFilter, contains, exact, icontains, object_of, one_of
+from pulp_sync.api.pulp.filters import QueryFilter, contains, exact, icontains, one_of, repository_of, version_of
 from pulp_sync.api.pulp.labels import NoLabelsField
 from pulp_sync.api.pulp.roles import Roles
 from pulp_sync.api.pulp.serializers import PulpFields, file_version_href
@@ -59,7 +58,7 @@ class VersionRef(serializers.Field):
     def to_internal_value(self, href: Any) -> RepositoryVersion:
         if not isinstance(href, str):
             raise serializers.ValidationError("Expected a repository version's href.")
-        return _field_error(lambda: _version_of(href, self.context["request"]))
+        return _field_error(lambda: version_of(href, "repository_version", self.context["request"].user))
 
     def to_representation(self, version: RepositoryVersion) -> str:
         return file_version_href(version.repository_id, version.number)
@@ -89,7 +88,7 @@ class LatestVersionOf(serializers.Field):
     def to_internal_value(self, href: Any) -> dict[str, Repository]:
         if not isinstance(href, str):
             raise serializers.ValidationError("Expected a repository's href.")
-        return {"repository": _field_error(lambda: _repository_of(href, self.context["request"]))}
+        return {"repository": _field_error(lambda: repository_of(href, "repository", self.context["request"].user))}
 
     def to_representation(self, publication: Publication) -> str:
         return reverse("pulp-file-repository-detail", kwargs={"pk": publication.repository_version.repository_id})
@@ -267,14 +266,14 @@ class FilePublicationViewSet(
         QueryFilter(
             "repository_version",
             lambda publications, hrefs, request: publications.filter(
-                repository_version=_version_of(hrefs[0], request)
+                repository_version=version_of(hrefs[0], "repository_version", request.user)
             ),
             "Repository version's href: its publications",
         ),
         QueryFilter(
             "repository",
             lambda publications, hrefs, request: publications.filter(
-                repository_version__repository=_repository_of(hrefs[0], request)
+                repository_version__repository=repository_of(hrefs[0], "repository", request.user)
             ),
             "Repository's href: the publications of its versions",
         ),
@@ -319,14 +318,4 @@ def _field_error(find: Callable[[], T]) -> T:
         message = next(iter(detail.values())) if isinstance(detail, dict) else detail
         raise serializers.ValidationError(message) from error
 
-
-def _version_of(href: str, request: Request) -> RepositoryVersion:
-    versions = visible(RepositoryVersion.objects.all(), request.user)
-    lookups = {"repository_pk": "repository", "number": "number"}
-    return cast(RepositoryVersion, object_of(href, "pulp-file-version-detail", versions, lookups, "repository_version"))
-
-
-def _repository_of(href: str, request: Request) -> Repository:
-    repositories: QuerySet[Repository] = visible(Repository.objects.all(), request.user)
-    return cast(Repository, object_of(href, "pulp-file-repository-detail", repositories, {"pk": "pk"}, "repository"))
 

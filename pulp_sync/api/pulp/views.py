@@ -4,7 +4,7 @@ pulp_sync/api/access.py, Pulp's role endpoints in roles.py."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from django.db.models import Max, Q, QuerySet
 from django.urls import reverse
@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, signed_in, visible, visible_or_404
+from pulp_sync.api.access import ADMINS_ONLY, dispatch_as, signed_in, visible_or_404
 from pulp_sync.api.base import ApiViewSet, DeclaredQuery, Scoped
 from pulp_sync.api.limits import JsonParser
 from pulp_sync.api.pulp import filters
@@ -66,14 +66,6 @@ NAME_FILTERS = (
     QueryFilter("name__icontains", icontains("name"), "Filter results where name contains value, any case"),
     QueryFilter("name__in", one_of("name"), "Filter results where name is one of the values", many=True),
 )
-
-
-def _version(href: str, parameter: str, request: Request) -> RepositoryVersion:
-    """The repository version an href names, of those the user sees (a 400 naming `parameter` if none)."""
-    lookups = {"repository_pk": "repository", "number": "number"}
-    versions = visible(RepositoryVersion.objects.all(), request.user)
-    found = filters.object_of(href, "pulp-file-version-detail", versions, lookups, parameter)
-    return cast(RepositoryVersion, found)
 
 
 def _reserving(task_fields: tuple[str, ...]) -> filters.Apply:
@@ -215,21 +207,21 @@ class FileContentViewSet(Scoped, PulpViewSet, viewsets.ReadOnlyModelViewSet):
         QueryFilter(
             "repository_version",
             lambda content, hrefs, request: content.filter(
-                pk__in=_version(hrefs[0], "repository_version", request).content.all()
+                pk__in=filters.version_of(hrefs[0], "repository_version", request.user).content.all()
             ),
             "Repository version's href: the content it holds",
         ),
         QueryFilter(
             "repository_version_added",
             lambda content, hrefs, request: content.filter(
-                pk__in=added_content(_version(hrefs[0], "repository_version_added", request))
+                pk__in=added_content(filters.version_of(hrefs[0], "repository_version_added", request.user))
             ),
             "Repository version's href: the content it added",
         ),
         QueryFilter(
             "repository_version_removed",
             lambda content, hrefs, request: content.filter(
-                pk__in=removed_content(_version(hrefs[0], "repository_version_removed", request))
+                pk__in=removed_content(filters.version_of(hrefs[0], "repository_version_removed", request.user))
             ),
             "Repository version's href: the content it removed",
         ),
@@ -287,7 +279,7 @@ class TaskViewSet(Scoped, mixins.ListModelMixin, mixins.RetrieveModelMixin, Pulp
         QueryFilter(
             "created_resources",
             lambda tasks, hrefs, request: tasks.filter(
-                created_version=_version(hrefs[0], "created_resources", request)
+                created_version=filters.version_of(hrefs[0], "created_resources", request.user)
             ),
             "Tasks that created this repository version (href)",
         ),
