@@ -15,9 +15,22 @@ from collections.abc import Iterable
 from django.db import transaction
 
 from pulp_sync.content.store import ArtifactStore
-from pulp_sync.models import Artifact, FileContent
+from pulp_sync.content.versions import changed_version
+from pulp_sync.models import Artifact, FileContent, Repository
 
-__all__ = ["stored_artifact", "content_unit"]
+__all__ = ["uploaded_unit", "stored_artifact", "content_unit"]
+
+
+def uploaded_unit(relative_path: str, store: ArtifactStore, chunks: Iterable[bytes] = (),
+                  artifact: Artifact | None = None, repository: Repository | None = None) -> FileContent:
+    """The content unit of an upload: `chunks` stored as an artifact (or an `artifact` the store has),
+    named at `relative_path`, and added to `repository` as its next version if one is given. One
+    transaction, so that no orphan cleanup takes the artifact before a unit names it."""
+    with transaction.atomic():
+        unit = content_unit(artifact or stored_artifact(chunks, store), relative_path)
+        if repository is not None:
+            changed_version(repository, add=[unit.pk])
+    return unit
 
 
 def stored_artifact(chunks: Iterable[bytes], store: ArtifactStore) -> Artifact:

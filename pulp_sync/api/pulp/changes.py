@@ -22,7 +22,6 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
 from rest_framework import serializers
 
 from pulp_base.manifest import path_problem
@@ -32,7 +31,7 @@ from pulp_sync.api.pulp.filters import object_of, version_of
 from pulp_sync.api.pulp.finished import finished_task
 from pulp_sync.api.pulp.serializers import FileContentSerializer, PulpFields
 from pulp_sync.content.store import artifact_store
-from pulp_sync.content.uploads import content_unit, stored_artifact
+from pulp_sync.content.uploads import uploaded_unit
 from pulp_sync.content.versions import VersionError, changed_version, repair_version
 from pulp_sync.models import Artifact, FileContent, Repository, RepositoryVersion, Task
 
@@ -108,15 +107,11 @@ class ContentCreateSerializer(PulpFields, serializers.Serializer):
         return attrs
 
     def save_unit(self) -> FileContent:
-        """Store the bytes, make the unit, and add it to the repository if one is named."""
+        """The upload's unit (content.uploads.uploaded_unit), in the repository if one is named."""
         data = self.validated_data
         upload: UploadedFile | None = data.get("file")
-        with transaction.atomic():  # no orphan cleanup takes the artifact before a unit names it
-            artifact = data.get("artifact") or stored_artifact(upload.chunks() if upload else (), artifact_store())
-            unit = content_unit(artifact, data["relative_path"])
-            if data.get("repository") is not None:
-                changed_version(data["repository"], add=[unit.pk])
-        return unit
+        return uploaded_unit(data["relative_path"], artifact_store(), upload.chunks() if upload else (),
+                             data.get("artifact"), data.get("repository"))
 
     def to_representation(self, unit: FileContent) -> dict[str, Any]:
         return FileContentSerializer(unit, context=self.context).data
