@@ -16,13 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["OPTION", "CONTRACT", "names_contract"]
+__all__ = ["OPTION", "CONTRACT", "CONTRACT_MODULE", "names_contract"]
 
 OPTION = "--pulp-sync-downloader"
 """The pytest option naming a downloader to test."""
 CONTRACT = Path(__file__).with_name("test_contract.py")
 """The module holding the suite's tests."""
-_MODULES = frozenset({"conformance", "conformance.test_contract"})
+CONTRACT_MODULE = "conformance.test_contract"
+"""Its name, as `pytest --pyargs` takes it."""
+_MODULES = frozenset({"conformance", CONTRACT_MODULE})
 
 
 def names_contract(arguments: Iterable[str], directory: Path, pyargs: bool) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import CONTRACT, OPTION, names_contract
+from conformance import CONTRACT_MODULE, OPTION, names_contract
 from downloaders.registry import available
 
 USAGE = "usage: python -m conformance NAME [pytest arguments]\n  NAME: an installed downloader ({}) or module:Class"
@@ -31,7 +31,10 @@ def main(argv: list[str]) -> int:
     name, rest = argv[0], argv[1:]
     # Without pytest's plugin autoloading, the plugin must be named; with it, naming it twice is an error.
     plugin = ["-p", "conformance.plugin"] if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD") else []
-    suite = [] if names_contract(rest, Path.cwd(), "--pyargs" in rest) else [str(CONTRACT)]
+    # The contract by its module's name, not its path: pytest then finds the rootdir and the configuration
+    # from where the author runs it (their plugin's pyproject.toml, its cache there), as a plain `pytest`
+    # does, rather than pulp-sync's, the folder the contract's path lies in.
+    suite = [] if names_contract(rest, Path.cwd(), "--pyargs" in rest) else ["--pyargs", CONTRACT_MODULE]
     return int(pytest.main([*plugin, *suite, f"{OPTION}={name}", *rest]))
 
 

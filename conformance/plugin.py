@@ -45,8 +45,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def downloader_names(config: pytest.Config) -> list[str]:
-    """The downloaders to test: those named on the command line, else every installed one."""
-    return config.getoption("pulp_sync_downloaders") or sorted(available())
+    """The downloaders to test: those named on the command line (once each: a plugin's own configuration may
+    name the one `python -m conformance NAME` names too), else every installed one."""
+    return list(dict.fromkeys(config.getoption("pulp_sync_downloaders"))) or sorted(available())
 
 
 def resolve(name: str) -> type[Downloader]:
