@@ -44,18 +44,24 @@ def reset(yes: bool) -> None:
 
 
 @click.command()
-def repositories() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the repositories as one JSON array.")
+def repositories(as_json: bool) -> None:
     """List repositories with their latest version and its number of content units."""
     open_database()
     from pulp_sync.models import Repository  # models exist only once Django is set up
 
-    table = Table("repository", "version", "content units")
+    listed = []
     for repository in Repository.objects.order_by("name"):
         latest = repository.latest_version()
-        if latest is None:
-            table.add_row(repository.name, "-", "0")
-        else:
-            table.add_row(repository.name, str(latest.number), str(latest.content.count()))
+        listed.append({"name": repository.name, "version": None if latest is None else latest.number,
+                       "content_units": 0 if latest is None else latest.content.count()})
+    if as_json:
+        click.echo(json.dumps(listed))
+        return
+    table = Table("repository", "version", "content units")
+    for row in listed:
+        version = "-" if row["version"] is None else str(row["version"])
+        table.add_row(str(row["name"]), version, str(row["content_units"]))
     Console().print(table)
 
 

@@ -4,6 +4,7 @@ importing them (docs/plugins.md); and `--downloader`'s choice among them."""
 from __future__ import annotations
 
 import difflib
+import json
 from typing import Any
 
 import click
@@ -14,11 +15,15 @@ __all__ = ["InstalledDownloader", "list_downloaders"]
 
 
 @click.command("downloaders")
-def list_downloaders() -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the downloaders as one JSON array.")
+def list_downloaders(as_json: bool) -> None:
     """List the installed downloaders (entry points in `pulp_sync.downloaders`) and where they come from."""
     installed = available()
     if not installed:
         raise click.ClickException("no downloaders installed; install pulp-sync (`pip install -e .`)")
+    if as_json:
+        click.echo(json.dumps([{"name": name, "target": target} for name, target in installed.items()]))
+        return
     for name, target in installed.items():
         click.echo(f"{name}\t{target}")
 

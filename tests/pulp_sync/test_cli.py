@@ -70,6 +70,8 @@ def test_downloaders_lists_the_built_in_ones(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     assert "asyncio\tdownloaders.asyncio_engine:AsyncioDownloader" in listed.stdout
     assert "futures\tdownloaders.futures_engine:FuturesDownloader" in listed.stdout
+    as_json = json.loads(pulp_sync(tmp_path, "downloaders", "--json").stdout)
+    assert {"name": "asyncio", "target": "downloaders.asyncio_engine:AsyncioDownloader"} in as_json
 
 
 def test_sync_prints_one_summary_line(db: Path, server: str) -> None:
@@ -180,6 +182,7 @@ def test_repositories_and_reset(db: Path, server: str) -> None:
     assert invoke("sync", server + "good/PULP_MANIFEST", "--repository", "mine").exit_code == 0
     listing = invoke("repositories")
     assert listing.exit_code == 0 and "mine" in listing.stdout and "12" in listing.stdout
+    assert json.loads(invoke("repositories", "--json").stdout) == [{"name": "mine", "version": 1, "content_units": 12}]
     assert invoke("reset").exit_code == 1, "reset asks first"
     assert invoke("reset", "--yes").exit_code == 0
     assert not Artifact.objects.exists() and not RepositoryVersion.objects.exists()
