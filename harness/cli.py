@@ -105,6 +105,10 @@ def _byte_count(ctx: click.Context, param: click.Parameter, value: str | None) -
     return int(count)
 
 
+_JSON_OPTION = click.option("--json", "as_json", is_flag=True,
+                            help="Print the results' statistics as one JSON object instead of the summary.")
+
+
 def _experiment_options(function: F) -> F:
     """Options that change the experiment a spec describes, shared by `run`, `sweep` and `spec` (which checks
     a spec as `run` would run it)."""
@@ -146,6 +150,7 @@ def _common_options(function: F) -> F:
         click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=defaults.STATE_DIR,
                      show_default=True, help="PULP_SYNC_HOME of the benchmarked syncs (emptied every run)."),
         click.option("--quiet", is_flag=True, help="No progress display."),
+        _JSON_OPTION,
     ]
     for option in reversed(options):
         function = option(function)
@@ -245,14 +250,12 @@ def spec_command(spec: Path | None, schema: bool, manifests: tuple[str, ...] | N
 
 @bench_group.command("report")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def report_command(folder: Path) -> None:
+@_JSON_OPTION
+def report_command(folder: Path, as_json: bool) -> None:
     """Re-render summary.md, the plots and report.html of a results FOLDER from its results.json."""
     from harness.report.render import render
-    from harness.report.terminal import print_summary
 
-    rendered = render(folder)
-    print_summary(_console(), rendered.view)
-    click.echo(f"Report: {rendered.report}")
+    _print_rendered(render(folder), as_json)
 
 
 @bench_group.command("compare")
@@ -408,7 +411,6 @@ def _kept_baseline(experiment: Experiment, variants: tuple[str, ...]) -> str | N
 def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     """Run (or resume) the experiment into its folder, render everything, print the summary."""
     from harness.report.render import render
-    from harness.report.terminal import print_summary
     from harness.run.machine import state_lock
     from harness.run.runner import check_runnable
 
@@ -416,9 +418,21 @@ def _execute(experiment: Experiment, options: dict[str, Any]) -> Rendered:
     with state_lock(options["state_dir"]):  # one experiment per state folder: they would reset each other's
         folder = _run(experiment, options)
     rendered = render(folder)
+    _print_rendered(rendered, options["as_json"])
+    return rendered
+
+
+def _print_rendered(rendered: Rendered, as_json: bool) -> None:
+    """The summary and where the report is; or, for machines, one JSON object: the folder, the report and the
+    statistics results.json keeps (cells, pairs, averages, warnings)."""
+    from harness.report.terminal import print_summary
+
+    if as_json:
+        document = {"folder": str(rendered.folder), "report": str(rendered.report), **rendered.analysis.as_dict()}
+        click.echo(json.dumps(document))
+        return
     print_summary(_console(), rendered.view)
     click.echo(f"Report: {rendered.report}")
-    return rendered
 
 
 def _run(experiment: Experiment, options: dict[str, Any]) -> Path:

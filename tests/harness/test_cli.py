@@ -4,6 +4,7 @@ folder left behind."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -165,3 +166,18 @@ def test_spec_checks_a_spec_with_runs_flags(tmp_path: Path) -> None:
     assert experiment["base_url"] == "https://repo.example/base/PULP_MANIFEST" and experiment["runs"] == 3
     assert experiment["manifests"] == ["base"] and experiment["remote"] == {"rate_limit": 20}
     assert [variant["name"] for variant in experiment["variants"]] == ["b"]
+
+
+def test_report_json_is_the_statistics_for_machines(tmp_path: Path) -> None:
+    """`bench report --json` prints one JSON object (the folder, the report and results.json's statistics)
+    and nothing else on stdout; run and sweep take the flag too."""
+    folder = tmp_path / "main-job"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "docs" / "recorded" / "main-job", folder)
+    result = CliRunner().invoke(bench_group, ["report", str(folder), "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["folder"] == str(folder) and document["report"].endswith("report.html")
+    cells = {(cell["manifest"], cell["variant"]) for cell in document["cells"]}
+    assert {("100", "asyncio"), ("100", "futures")} <= cells
+    for command in ("run", "sweep"):
+        assert "--json" in _invoke(command, "--help")[1]
