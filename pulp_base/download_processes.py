@@ -20,17 +20,17 @@ MAX_PROCESSES = 256
 low enough that a typo (10000) is refused rather than starting a storm of processes."""
 
 
-def parse_processes(value: str | int) -> int:
+def parse_processes(value: str | int, key: str = "download_processes") -> int:
     """`download_processes` as given: a whole number from 1 up, or "auto" (AUTO); ValueError with a sentence
-    naming the value otherwise."""
+    naming the value otherwise, and the `key` the user wrote (a spec's `processes`, the API's field)."""
     if isinstance(value, str) and value.strip().lower() == "auto":
         return AUTO
     try:
         number = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"download_processes must be a whole number from 1 up, or auto, not {value!r}") from None
+        raise ValueError(f"{key} must be a whole number from 1 up, or auto, not {value!r}") from None
     if not 1 <= number <= MAX_PROCESSES or str(number) != str(value).strip():
-        raise ValueError(f"download_processes must be from 1 to {MAX_PROCESSES}, or auto, not {value!r}")
+        raise ValueError(f"{key} must be from 1 to {MAX_PROCESSES}, or auto, not {value!r}")
     return number
 
 

@@ -381,7 +381,7 @@ def manifest_path(manifest: str) -> str:
 def _check_processes(variant: Variant, label: str) -> None:
     """`processes` by the rule the command line and the API use, and only on a pulp-sync sync."""
     try:
-        processes = parse_processes(variant.processes)
+        processes = parse_processes(variant.processes, "processes")
     except ValueError as error:
         raise SpecError(f"{label}: {error}") from None
     _check(processes == 1 or not (variant.is_command or variant.is_pulp_api),
@@ -408,7 +408,8 @@ def _check_variant(variant: Variant) -> None:
     _check(variant.is_pulp_api or variant.server is None, f"{label}: a server needs kind = \"pulp-api\"")
     _check(
         variant.db is None or variant.db in ALIASES or "://" in variant.db,
-        f"{label}: db {variant.db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL",
+        f"{label}: db {variant.db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL"
+        f"{_near_miss(variant.db, list(ALIASES))}",
     )
     _check(variant.tasking in TASKING,
            f"{label}: tasking {variant.tasking!r} is not {_one_of(variant.tasking, TASKING)}")

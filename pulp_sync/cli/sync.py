@@ -41,7 +41,7 @@ class ProcessesType(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         try:
-            return parse_processes(value)
+            return parse_processes(value, "it")
         except ValueError as error:
             self.fail(str(error), param, ctx)
 

@@ -76,6 +76,8 @@ def _run_service_experiment(tiny_tree: Path, tmp_path: Path, body: str) -> None:
         ({"worker": "fork"}, 'worker and workers need tasking = "rq"'),
         ({"tasking": "rq", "workers": 0}, "workers must be 1 or more"),
         ({"db": "oracle"}, "db 'oracle' is neither one of sqlite, postgresql, mysql nor a DATABASE_URL"),
+        ({"db": "postgress"}, "db 'postgress' is neither one of sqlite, postgresql, mysql nor a DATABASE_URL; "
+                              "did you mean postgresql?"),
     ],
 )
 def test_service_settings_are_checked_when_read(variant: dict[str, object], message: str) -> None:

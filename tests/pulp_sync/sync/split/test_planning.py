@@ -45,6 +45,8 @@ def test_processes_are_a_number_from_one_or_auto(given: str | int, stored: int) 
 def test_anything_else_is_refused_with_a_sentence(given: str) -> None:
     with pytest.raises(ValueError, match="download_processes must be"):
         parse_processes(given)
+    with pytest.raises(ValueError, match="^processes must be"):
+        parse_processes(given, "processes")
 
 
 def test_how_many_processes_a_sync_uses() -> None:
@@ -250,7 +252,7 @@ def test_no_shard_outlives_a_sync_killed_with_sigkill(pulp: PulpSync, remote: st
 def test_processes_given_wrong_are_a_usage_error(pulp: PulpSync) -> None:
     done = pulp.run("sync", "http://127.0.0.1:9/PULP_MANIFEST", "--processes", "0")
     assert done.returncode == 2
-    assert "download_processes must be from 1 to" in done.stderr and "Traceback" not in done.stderr
+    assert "Invalid value for '--processes': it must be from 1 to" in done.stderr and "Traceback" not in done.stderr
 
 
 # One budget for the remote: a split sync, seen from the remote, holds the concurrency and rate of one.
