@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from harness.experiment.sample import parse_sample
 from harness.experiment.spec import Experiment, SpecError
 from harness.results.folder import Results
 from harness.results.warning import FigureWarning, Kind
@@ -67,7 +68,20 @@ def check_plan(experiment: Experiment, sources: Mapping[str, ManifestSource], pr
     total = planned_bytes(experiment, sources, previous)
     if max_bytes is not None and total > max_bytes:
         raise SpecError(f"the plan downloads {human_bytes(total)}, above --max-bytes {human_bytes(max_bytes)}; "
-                        "sync a sample (--sample 10%), make fewer runs or variants, or raise --max-bytes")
+                        f"{_smaller_sample(experiment.sample, max_bytes / total)}make fewer runs or variants, "
+                        "or raise --max-bytes")
+
+
+def _smaller_sample(sample: str | None, share: float) -> str:
+    """"sync a sample (--sample 12%), ": a sample that fits, the one asked (all of each manifest if none)
+    scaled by `share`, the part of the plan's bytes --max-bytes allows (a sample's bytes follow its size:
+    it is stratified by size); nothing where none under 1% of the files, or under one file, would fit."""
+    size = parse_sample(sample) if sample is not None else None
+    if size is not None and size.count is not None:
+        count = int(size.count * share)
+        return f"sync a smaller sample (--sample {count}), " if count >= 1 else ""
+    percent = int((size.percent if size is not None and size.percent is not None else 100) * share)
+    return f"sync a sample (--sample {percent}%), " if percent >= 1 else ""
 
 
 def _todo(experiment: Experiment, previous: Results | None) -> list[PlannedRun]:
