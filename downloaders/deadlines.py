@@ -53,5 +53,8 @@ def _expected_bytes(request: DownloadRequest) -> int | None:
 
 
 def _number(value: float) -> str:
-    """`63`, `2.5`, `10,000`: thousands separated, one decimal at most, none when it is 0."""
+    """`63`, `2.5`, `10,000`: thousands separated, one decimal at most, none when it is 0; below 0.1, its
+    first significant digits (`0.001`), never a 0 for a value that is not."""
+    if 0 < abs(value) < 0.1:
+        return f"{value:.2g}"
     return f"{value:,.1f}".removesuffix(".0")

@@ -29,10 +29,12 @@ from downloaders import (
     AddressRefused,
     BodyTooLarge,
     Downloader,
+    DownloadError,
     DownloaderSettings,
     DownloadFailure,
     DownloadRequest,
     DownloadResult,
+    DownloadTimeout,
     UnknownDownloader,
 )
 from pulp_base.manifest import MANIFEST_NAME, ManifestError, file_url, parse_manifest
@@ -346,15 +348,23 @@ def downloader_for(remote: Remote, shard: int = 0, shards: int = 1) -> tuple[Dow
         raise SyncError(f"remote {remote.name!r} cannot sync: {error}", error) from error
 
 
+def _manifest_advice(error: DownloadError) -> str:
+    """What to do about a manifest that could not be fetched: the setting that refused it, or the URL."""
+    if isinstance(error, BodyTooLarge):
+        return "raise PULP_SYNC_MAX_MANIFEST_BYTES if it is genuine"
+    if isinstance(error, DownloadTimeout):
+        return "raise the remote's timeouts if it is slow, or check its URL"
+    return "check the remote's URL"
+
+
 def _fetch_manifest(downloader: Downloader, url: str, workspace: Path) -> Path:
     """The manifest, fetched through the same downloader as the files (no digest to check, a size limit)."""
     request = DownloadRequest(url, MANIFEST_NAME, max_size=settings.PULP_SYNC_MAX_MANIFEST_BYTES)
     with closing(downloader.fetch([request], workspace)) as outcomes:
         outcome = next(outcomes, None)
     if isinstance(outcome, DownloadFailure):
-        hint = "raise PULP_SYNC_MAX_MANIFEST_BYTES if it is genuine"
-        advice = hint if isinstance(outcome.error, BodyTooLarge) else "check the remote's URL"
-        raise SyncError(f"could not fetch the manifest: {outcome.error}; {advice}", outcome.error)
+        raise SyncError(f"could not fetch the manifest: {outcome.error}; {_manifest_advice(outcome.error)}",
+                        outcome.error)
     if outcome is None:
         raise SyncError(f"downloader {downloader.name!r} returned nothing for the manifest {url}")
     return outcome.path

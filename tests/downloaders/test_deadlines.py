@@ -65,6 +65,8 @@ def test_the_derived_deadline_error_says_how_it_was_derived_on_one_line() -> Non
 def test_the_total_timeout_error_names_it() -> None:
     error = deadline_timeout(_request(size=3_000), DownloaderSettings(total_timeout=2.5))
     assert error.message == "took longer than the total_timeout of 2.5 s"
+    tiny = deadline_timeout(_request(size=3_000), DownloaderSettings(total_timeout=0.001))
+    assert tiny.message == "took longer than the total_timeout of 0.001 s", "never a 0 for a value that is not"
 
 
 @pytest.mark.parametrize(

@@ -200,3 +200,13 @@ def test_repository_name_comes_from_the_url(db: Path, url: str, name: str) -> No
     """The remote, named after the repository, refuses a user without a password: its name is in the error."""
     result = invoke("sync", url, "--username", "someone")
     assert f"remote '{name}'" in result.stderr
+
+
+def test_a_manifest_past_its_timeout_names_the_timeout_not_the_url(db: Path, server: str) -> None:
+    """A total_timeout far below a fetch's time reads as itself ("0.0001 s", not "0 s") and advises the
+    timeouts, where a bad URL advises the URL."""
+    result = invoke("sync", server + "good/PULP_MANIFEST", "--total-timeout", "0.0001", "--max-retries", "0")
+    assert result.exit_code == 1, result.output
+    line = result.stderr.splitlines()[-1]
+    assert "the total_timeout of 0.0001 s" in line and line.endswith(
+        "raise the remote's timeouts if it is slow, or check its URL"), line
