@@ -74,6 +74,14 @@ Server = Literal["builtin", "nginx"]
 SERVERS: tuple[str, ...] = typing.get_args(Server)
 Kind = Literal["pulp-sync", "command", "pulp-api"]
 KINDS: tuple[str, ...] = typing.get_args(Kind)
+_EVERY_KINDS_FIELDS = ("name", "kind", "download_concurrency", "profile", "env", "remote")
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    "pulp-sync": (*_EVERY_KINDS_FIELDS, "downloader", "processes", "db", "tasking", "worker", "workers", "hosts",
+                  "repositories", "sync_args"),
+    "command": (*_EVERY_KINDS_FIELDS, "command"),
+    "pulp-api": (*_EVERY_KINDS_FIELDS, "server", "api_username", "api_password", "db"),
+}
+"""The fields each kind of variant takes: a field of another kind is refused naming these, not left unused."""
 PULPCORE = "pulpcore"
 """A pulp-api variant's `server` that the harness starts itself (harness.variants.pulpcore) rather than a URL."""
 PULP_SYNC_SERVER = "pulp-sync"
@@ -379,13 +387,12 @@ def manifest_path(manifest: str) -> str:
 
 
 def _check_processes(variant: Variant, label: str) -> None:
-    """`processes` by the rule the command line and the API use, and only on a pulp-sync sync."""
+    """`processes` by the rule the command line and the API use (only a pulp-sync variant has it:
+    _check_kinds_fields)."""
     try:
-        processes = parse_processes(variant.processes, "processes")
+        parse_processes(variant.processes, "processes")
     except ValueError as error:
         raise SpecError(f"{label}: {error}") from None
-    _check(processes == 1 or not (variant.is_command or variant.is_pulp_api),
-           f"{label}: processes = {variant.processes!r} splits a pulp-sync sync; a {variant.kind} variant has none")
 
 
 def _check_variant(variant: Variant) -> None:
@@ -394,9 +401,10 @@ def _check_variant(variant: Variant) -> None:
     _check(bool(variant.downloader) or variant.command is not None or variant.server is not None,
            f"{label}: every variant needs a name and a downloader (or kind = \"command\" and a command, or "
            "kind = \"pulp-api\" and a server)")
+    _check(variant.kind in KINDS, f"{label}: kind {variant.kind!r} is not {_one_of(variant.kind, KINDS)}")
+    _check_kinds_fields(variant, label)
     _check_setting(remote_setting("download_concurrency"), variant.download_concurrency, label)
     _check_processes(variant, label)
-    _check(variant.kind in KINDS, f"{label}: kind {variant.kind!r} is not {_one_of(variant.kind, KINDS)}")
     _check_remote_of(variant.remote, f"{label}: remote")
     if variant.is_command:
         _check_command(variant, label)
@@ -404,8 +412,6 @@ def _check_variant(variant: Variant) -> None:
         _check_pulp_api(variant, label)
     else:
         _check(bool(variant.downloader), f"{label}: name a downloader (`pulp-sync downloaders` lists them)")
-        _check(variant.command is None, f"{label}: a command needs kind = \"command\"")
-    _check(variant.is_pulp_api or variant.server is None, f"{label}: a server needs kind = \"pulp-api\"")
     _check(
         variant.db is None or variant.db in ALIASES or "://" in variant.db,
         f"{label}: db {variant.db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL"
@@ -425,6 +431,26 @@ def _check_variant(variant: Variant) -> None:
         _check(variant.hosts == 0, f"{label}: hosts need tasking = \"rq\" (workers on other hosts run queued syncs)")
         _check(variant.repositories == 1,
                f"{label}: repositories need tasking = \"rq\" (syncs at once are tasks queued at once)")
+
+
+def _check_kinds_fields(variant: Variant, label: str) -> None:
+    """Only the fields of the variant's kind are given (differ from their defaults): a `workers` on a command
+    variant, or a `command` on a pulp-sync one, would otherwise be ignored or misread."""
+    fields = KIND_FIELDS[variant.kind]
+    foreign = [item.name for item in dataclasses.fields(variant)
+               if item.name not in fields and getattr(variant, item.name) != _default_of(item)]
+    if not foreign:
+        return
+    owners = [kind for kind, taken in KIND_FIELDS.items() if kind != variant.kind and set(foreign) <= set(taken)]
+    whose = f" (kind = \"{owners[0]}\" takes {'it' if len(foreign) == 1 else 'them'})" if owners else ""
+    raise SpecError(f"{label}: a {variant.kind} variant takes {', '.join(fields)}; not {', '.join(foreign)}{whose}")
+
+
+def _default_of(item: dataclasses.Field[Any]) -> object:
+    """A dataclass field's default, made by its factory if it has one."""
+    if item.default_factory is not dataclasses.MISSING:
+        return item.default_factory()
+    return item.default
 
 
 def _check_hosts(variant: Variant, label: str) -> None:
@@ -450,8 +476,6 @@ def _check_hosts(variant: Variant, label: str) -> None:
 
 def _check_pulp_api(variant: Variant, label: str) -> None:
     """A Pulp server to drive: "pulpcore" (ours to start) or an http(s) URL with a password by reference."""
-    _check(not variant.downloader and variant.command is None,
-           f"{label}: a pulp-api variant has no downloader or command (the server's own syncs are measured)")
     server = variant.server or ""
     _check(server in STARTED_SERVERS or server.startswith(("http://", "https://")),
            f"{label}: server {server!r}: one of {', '.join(STARTED_SERVERS)} (started by the harness) or a Pulp "
@@ -459,14 +483,12 @@ def _check_pulp_api(variant: Variant, label: str) -> None:
     if server not in STARTED_SERVERS:
         _check(is_reference(variant.api_password),
                f"{label}: api_password for {server}: give it as \"env:VAR\" or \"file:PATH\", never in clear")
-    _check(variant.tasking == "inline", f"{label}: tasking is the server's own business for a pulp-api variant")
     _check(variant.db is None or server == PULP_SYNC_SERVER,
            f"{label}: db is the server's own business, except for server = \"{PULP_SYNC_SERVER}\"")
 
 
 def _check_command(variant: Variant, label: str) -> None:
     _check(bool(variant.command and variant.command.strip()), f"{label}: kind = \"command\" needs a command template")
-    _check(not variant.downloader, f"{label}: a command variant has no downloader (its program is the command)")
     try:
         unknown = placeholders_of(str(variant.command)) - set(PLACEHOLDERS)
     except ValueError as error:
