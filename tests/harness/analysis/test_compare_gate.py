@@ -113,13 +113,13 @@ def test_help_lists_the_exit_codes() -> None:
 def test_a_new_folder_whose_runs_all_failed_fails_the_gate(tmp_path: Path) -> None:
     result = _compare(tmp_path, _noisy(1.0, 0.01, 10, 1), [None] * 10, "--fail-on-regression", "5")
     assert result.exit_code == 6, result.output
-    assert result.stderr == "NEW has failed runs: 100 x asyncio: 10 of 10 failed\n"
+    assert result.stderr == "NEW has failed runs: 100 x asyncio: 10 of 10 counted runs failed\n"
 
 
 def test_some_failed_runs_fail_the_gate_even_without_a_regression(tmp_path: Path) -> None:
     same = _noisy(1.0, 0.01, 10, 1)
     result = _compare(tmp_path, same, [*same[:9], None], "--fail-on-regression", "5")
-    assert (result.exit_code, result.stderr) == (6, "NEW has failed runs: 100 x asyncio: 1 of 10 failed\n")
+    assert (result.exit_code, result.stderr) == (6, "NEW has failed runs: 100 x asyncio: 1 of 10 counted runs failed\n")
 
 
 def test_folders_with_nothing_in_common_fail_the_gate(tmp_path: Path) -> None:

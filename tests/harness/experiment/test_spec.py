@@ -69,7 +69,8 @@ def test_round_trip_through_json_values() -> None:
         ({"variants": [{"name": "a", "downloader": "x", "processes": "all"}]},
          "^variant 'a': processes must be a whole number from 1 up, or auto, not 'all'$"),
         ({"variants": [{"name": "c", "kind": "command", "command": "curl {curl_config}", "processes": 2}]},
-         "^variant 'c': processes = 2 splits a pulp-sync sync; a command variant has none$"),
+         "^variant 'c': a command variant takes name, kind, download_concurrency, profile, env, remote, command; "
+         "not processes \\(kind = \"pulp-sync\" takes it\\)$"),
     ],
 )
 def test_mistakes_are_caught_when_read(changes: dict[str, object], message: str) -> None:
