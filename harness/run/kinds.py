@@ -48,7 +48,9 @@ Done = TypeVar("Done")
 @dataclass(frozen=True)
 class Processes:
     """Where a variant's processes run from: the command that starts pulp-sync (its interpreter first) and
-    their environment variables. One place, so that a variant's own interpreter and commit fill it alone."""
+    their environment variables. The one place they come from (`processes_of` makes it; the runner's runs and
+    its last reset both take it), so that a variant's own interpreter and commit, when the harness builds an
+    environment per variant, fill it alone and no caller changes."""
 
     command: Sequence[str]
     env: dict[str, str]

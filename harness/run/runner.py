@@ -193,6 +193,7 @@ def _clean_up(experiment: Experiment, options: RunOptions) -> None:
     """Empty the store once more at the end (once per database): the last sync's artifacts can be gigabytes."""
     for variant in {variant.db: variant for variant in experiment.variants}.values():
         try:
-            pulp_sync_cli.reset(pulp_sync_cli.child_env(variant, options.state_dir), options.command)
+            processes = processes_of(variant, options.state_dir, options.command)
+            pulp_sync_cli.reset(processes.env, processes.command)
         except pulp_sync_cli.ResetFailed:
             pass  # the results are saved; a full store is the user's to clean, not a reason to fail
