@@ -200,6 +200,12 @@ class Variant:
         return self.kind == "command"
 
     @property
+    def engine(self) -> str:
+        """What does the syncing, for grouping variants (a plot's colour family): a pulp-sync variant's downloader,
+        a command's program, a pulp-api variant's server; asked of every variant alike, whatever its kind."""
+        return self.downloader or str(self.command or self.server or self.kind).split()[0]
+
+    @property
     def is_pulp_api(self) -> bool:
         """A Pulp 3 server driven through its REST API (harness.variants.pulp_api): `server` is "pulpcore" (started
         by the harness) or the server's URL, with `api_username` and `api_password` (a reference)."""

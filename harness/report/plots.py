@@ -42,8 +42,7 @@ def _colours(variants: Sequence[Variant]) -> dict[str, Any]:
     """Each variant's colour: its engine's family (_FAMILIES), a shade per variant of that engine."""
     engines: dict[str, list[str]] = {}
     for variant in variants:
-        engine = variant.downloader or str(variant.command or variant.server or variant.kind).split()[0]
-        engines.setdefault(engine, []).append(variant.name)
+        engines.setdefault(variant.engine, []).append(variant.name)
     colours = {}
     for family, names in zip(_FAMILIES * len(engines), engines.values(), strict=False):
         shades = np.linspace(0.85, 0.45, len(names)) if len(names) > 1 else [0.7]
