@@ -26,7 +26,7 @@ __all__ = ["planned_bytes", "plan_sentence", "plan_warnings", "check_plan", "hum
 def planned_bytes(experiment: Experiment, sources: Mapping[str, ManifestSource], previous: Results | None) -> int:
     """Bytes the runs still to make will download at most: each run fetches its manifest's files (or sample)
     once, a run of K repositories K samples of them."""
-    return round(sum(int(sources[run.manifest].facts["bytes"]) * download_share(_repositories(experiment, run))
+    return round(sum(int(sources[run.manifest].facts["bytes"]) * download_share(_syncs(experiment, run))
                      for run in _todo(experiment, previous)))
 
 
@@ -36,7 +36,7 @@ def plan_sentence(experiment: Experiment, sources: Mapping[str, ManifestSource],
     todo = len(_todo(experiment, previous))
     rounds = experiment.runs + experiment.warmup
     runs = plan(experiment)
-    syncs = sum(_repositories(experiment, run) for run in runs)
+    syncs = sum(_syncs(experiment, run) for run in runs)
     made = f"{len(runs)} syncs" if syncs == len(runs) else f"{len(runs)} runs of {syncs} syncs"
     sample = f" (a {experiment.sample} sample of each manifest)" if experiment.sample else ""
     left = f", {todo} still to make" if previous and previous.runs else ""
@@ -90,9 +90,9 @@ def _todo(experiment: Experiment, previous: Results | None) -> list[PlannedRun]:
     return [run for run in plan(experiment) if run.key not in done]
 
 
-def _repositories(experiment: Experiment, run: PlannedRun) -> int:
-    """How many syncs `run` makes: its variant's repositories."""
-    return experiment.variant(run.variant).repositories
+def _syncs(experiment: Experiment, run: PlannedRun) -> int:
+    """How many syncs `run` makes (Variant.syncs_per_run)."""
+    return experiment.variant(run.variant).syncs_per_run
 
 
 def human_bytes(count: float) -> str:

@@ -206,6 +206,11 @@ class Variant:
         return self.downloader or str(self.command or self.server or self.kind).split()[0]
 
     @property
+    def syncs_per_run(self) -> int:
+        """How many syncs one run makes: an RQ variant's `repositories`, queued at once; one for every other kind."""
+        return self.repositories
+
+    @property
     def is_pulp_api(self) -> bool:
         """A Pulp 3 server driven through its REST API (harness.variants.pulp_api): `server` is "pulpcore" (started
         by the harness) or the server's URL, with `api_username` and `api_password` (a reference)."""
