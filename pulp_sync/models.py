@@ -397,6 +397,10 @@ class TaskState(models.TextChoices):
     CANCELED = "canceled"
 
 
+UNFINISHED_TASK_STATES = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
+"""The states a task may still leave: the ones a task's end, the reaper and an orphan cleanup look at."""
+
+
 class Task(models.Model):
     """One sync run, inline or as an RQ job (see pulp_sync/tasking/tasks.py): state, times, progress, outcome.
 
@@ -441,4 +445,4 @@ class Task(models.Model):
     @property
     def is_finished(self) -> bool:
         """Completed, failed or canceled: nothing will change it any more."""
-        return self.state in (TaskState.COMPLETED, TaskState.FAILED, TaskState.CANCELED)
+        return self.state not in UNFINISHED_TASK_STATES

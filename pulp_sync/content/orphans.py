@@ -20,13 +20,12 @@ from django.db.models import QuerySet
 
 from pulp_sync.content.bulk import batches
 from pulp_sync.content.store import ArtifactStore
-from pulp_sync.models import Artifact, FileContent, Task, TaskState
+from pulp_sync.models import UNFINISHED_TASK_STATES, Artifact, FileContent, Task
 
 __all__ = ["delete_orphans", "SyncsUnfinished"]
 
 _BATCH = 500
 """Rows per delete (below every engine's limit on query parameters)."""
-_UNFINISHED = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
 
 
 class SyncsUnfinished(Exception):
@@ -41,7 +40,7 @@ def delete_orphans(store: ArtifactStore, only: list[int] | None = None) -> dict[
         content = content.filter(pk__in=only)
         artifacts = artifacts.filter(pk__in=list(content.values_list("artifact", flat=True)))
     with transaction.atomic():
-        syncs = Task.objects.filter(name="sync", state__in=_UNFINISHED).count()
+        syncs = Task.objects.filter(name="sync", state__in=UNFINISHED_TASK_STATES).count()
         if syncs:
             raise SyncsUnfinished(f"{syncs} sync task(s) waiting or running: clean up orphans once they finish")
         content_removed = _delete(content.filter(memberships__isnull=True))

@@ -17,14 +17,11 @@ from redis.exceptions import RedisError
 
 from pulp_sync.content.store import artifact_store
 from pulp_sync.messages import one_line
-from pulp_sync.models import Task, TaskState
+from pulp_sync.models import UNFINISHED_TASK_STATES, Task, TaskState
 from pulp_sync.sync.split.board import Board, abandon
 from pulp_sync.tasking.queues import redis_connection, redis_location
 
-__all__ = ["UNFINISHED", "end_task", "finish_cancel", "abandon_task", "workspace_prefix"]
-
-UNFINISHED = (TaskState.WAITING, TaskState.RUNNING, TaskState.CANCELING)
-"""The states a task may still leave: the ones `end_task` ends and the reaper looks at."""
+__all__ = ["end_task", "finish_cancel", "abandon_task", "workspace_prefix"]
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +33,7 @@ def end_task(task_id: Any, state: TaskState, **fields: Any) -> bool:
     The one way a task ends other than canceled: a sync, its RQ callbacks and reapers, and the API's
     tasks finished in the request (api/pulp/finished.py). One conditional update, so that a task ended
     meanwhile by another process (a reaper, a cancel) keeps the end it was given first."""
-    unfinished = Task.objects.filter(pk=task_id, state__in=UNFINISHED)
+    unfinished = Task.objects.filter(pk=task_id, state__in=UNFINISHED_TASK_STATES)
     return unfinished.update(state=state, finished=timezone.now(), **fields) == 1
 
 
@@ -47,8 +44,7 @@ def abandon_task(task_id: Any, cause: str) -> bool:
         return True
     if not end_task(task_id, TaskState.FAILED, error=f"{cause}; the sync was abandoned: sync again to finish it"):
         return False
-    _end_shards(task_id)
-    artifact_store().remove_workspaces(workspace_prefix(task_id))
+    _discard_work(task_id)
     log.warning("Task %s failed: %s", task_id, cause)
     return True
 
@@ -58,8 +54,7 @@ def finish_cancel(task_id: Any) -> bool:
     canceling = Task.objects.filter(pk=task_id, state=TaskState.CANCELING)
     if not canceling.update(state=TaskState.CANCELED, finished=timezone.now()):
         return False
-    _end_shards(task_id)
-    artifact_store().remove_workspaces(workspace_prefix(task_id))
+    _discard_work(task_id)
     log.info("Task %s canceled", task_id)
     return True
 
@@ -67,6 +62,12 @@ def finish_cancel(task_id: Any) -> bool:
 def workspace_prefix(task_id: Any) -> str:
     """The name of a task's workspace in the store, so that it can be found when the task is abandoned."""
     return f"task-{task_id}"
+
+
+def _discard_work(task_id: Any) -> None:
+    """What a task ended by someone else leaves behind: its split sync's takers and its workspace."""
+    _end_shards(task_id)
+    artifact_store().remove_workspaces(workspace_prefix(task_id))
 
 
 def _end_shards(task_id: Any) -> None:

@@ -17,8 +17,8 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from pulp_base.process_names import process_alive
-from pulp_sync.models import Task, TaskState
-from pulp_sync.tasking.ending import UNFINISHED, abandon_task
+from pulp_sync.models import UNFINISHED_TASK_STATES, Task, TaskState
+from pulp_sync.tasking.ending import abandon_task
 from pulp_sync.tasking.queues import beating, redis_connection
 
 __all__ = ["reap_abandoned_tasks", "reap"]
@@ -35,7 +35,8 @@ def reap_abandoned_tasks(connection: Redis | None = None) -> list[str]:
     Raises RedisError if an RQ task needs a look at Redis and Redis cannot be reached.
     """
     connection = connection or redis_connection()
-    unfinished = Task.objects.filter(state__in=UNFINISHED).only("pk", "state", "worker", "job_id", "created")
+    unfinished = Task.objects.filter(state__in=UNFINISHED_TASK_STATES).only("pk", "state", "worker", "job_id",
+                                                                            "created")
     return [str(task.pk) for task in unfinished if reap(task, connection)]
 
 
