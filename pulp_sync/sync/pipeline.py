@@ -14,7 +14,7 @@ import logging
 import shutil
 import statistics
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -250,8 +250,7 @@ def sync_repository(
                 if tally.processes > 1:
                     _download_in_shards(remote, plan, workspace, progress, tally, runner)
                 else:
-                    requests = _spooled_requests(plan.spool, remote.url)
-                    _download(downloader, requests, plan, store, workspace, progress, tally)
+                    _download(downloader, remote.url, plan, store, workspace, progress, tally)
                 version = _create_version(repository, manifest)
         except DownloadStopped as stopped:
             raise SyncError(f"{stopped}; {_unchanged(tally)}", stopped.failure.error, tally.report(None)) from None
@@ -305,7 +304,7 @@ def download_shard(remote: Remote, shards: int, shard: Shard, workspace_prefix: 
     tally = _Tally("", remote.downloader, options.download_concurrency)
     with store.workspace(workspace_prefix) as workspace:
         plan = _Plan(shard.spool, shard.files, shard.bytes)
-        _download(downloader, _spooled_requests(shard.spool, remote.url), plan, store, workspace, progress, tally)
+        _download(downloader, remote.url, plan, store, workspace, progress, tally)
     return tally.counts()
 
 
@@ -407,7 +406,7 @@ def _plan(manifest: Path, workspace: Path, tally: _Tally) -> _Plan:
     return plan
 
 
-def _spooled_requests(spool: Path, manifest_url: str) -> Iterator[DownloadRequest]:
+def _spooled_requests(spool: Path, manifest_url: str) -> Generator[DownloadRequest, None, None]:
     """The spooled downloads as requests, read lazily in the downloader's thread (no DB there)."""
     for planned in read_spool(spool):
         yield DownloadRequest(file_url(manifest_url, planned.relative_path), planned.relative_path, planned.sha256,
@@ -416,18 +415,22 @@ def _spooled_requests(spool: Path, manifest_url: str) -> Iterator[DownloadReques
 
 def _download(
     downloader: Downloader,
-    requests: Iterable[DownloadRequest],
+    manifest_url: str,
     plan: _Plan,
     store: ArtifactStore,
     workspace: Path,
     progress: ProgressSink,
     tally: _Tally,
 ) -> None:
-    """Download, adopt and record every request; at the first failure stop and keep what was adopted."""
+    """Download, adopt and record every spooled request; at the first failure stop and keep what was adopted.
+
+    The spool's reader is closed here, after the fetch has joined the thread that reads it: left to the
+    garbage collector, a failed sync's traceback would keep the spool open in the store for a while."""
     recorder = _ArtifactRecorder(store)
     progress.start(plan.missing, plan.missing_bytes)
     try:
-        with closing(downloader.fetch(requests, workspace)) as outcomes:
+        with (closing(_spooled_requests(plan.spool, manifest_url)) as requests,
+              closing(downloader.fetch(requests, workspace)) as outcomes):
             for outcome in outcomes:
                 tally.count(outcome)
                 if isinstance(outcome, DownloadFailure):

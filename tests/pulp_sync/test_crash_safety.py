@@ -211,8 +211,8 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def _unmount(mountpoint: Path, patience: float = 5.0) -> None:
-    """Unmount, waiting out a moment's "target is busy" (seen once in CI, right after a futures
-    sync failed; the mount was free moments later); a hold that lasts is an error naming the holders."""
+    """Unmount, waiting out a moment's "target is busy"; a hold that lasts is an error naming the holders
+    (in CI once: a failed sync's spool, kept open by its traceback until the garbage collector ran)."""
     deadline = time.monotonic() + patience
     while (done := subprocess.run(["umount", str(mountpoint)], capture_output=True, text=True)).returncode:
         if time.monotonic() > deadline:
@@ -223,17 +223,30 @@ def _unmount(mountpoint: Path, patience: float = 5.0) -> None:
         time.sleep(0.1)
 
 
+def _open_files_under(folder: Path) -> list[str]:
+    """This process's open files under `folder` (a deleted one too): what would keep its mount busy."""
+    found = []
+    for link in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(FileNotFoundError):  # a descriptor another thread closed meanwhile
+            if (target := os.readlink(link)).startswith(f"{folder}/"):
+                found.append(target)
+    return sorted(found)
+
+
 @pytest.mark.parametrize("engine", ["asyncio", "futures"])
 @pytest.mark.parametrize("repository", ["big", "many"])
 def test_a_full_disk_fails_clearly_and_leaves_no_partial_artifact(
     db: Path, fast_server: str, crash_tree: Path, small_disk: Path, engine: str, repository: str
 ) -> None:
     """big: one file a little larger than the free space; many: files that fill it part way through."""
-    remote = Remote.objects.create(name="r", url=fast_server + f"{repository}/PULP_MANIFEST", downloader=engine)
+    remote = Remote.objects.create(name="r", url=fast_server + f"{repository}/PULP_MANIFEST", downloader=engine,
+                                   download_concurrency=2)  # so that "many" fails with some lines unread
     with pytest.raises(SyncError) as caught:
         sync_repository(remote, Repository.objects.create(name=repository))
     message = str(caught.value)
     assert "No space left on device" in message and f"'{repository}' is unchanged" in message, message
+    assert _open_files_under(small_disk) == [], "the failed sync closed what it opened in the store, while its "\
+        "traceback (held by `caught`) is still alive"
     assert not RepositoryVersion.objects.exists()
     store = artifact_store()
     assert store.root == small_disk and list(store.temp_dir.iterdir()) == []
