@@ -357,7 +357,7 @@ def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] 
     the smallest difference detected four times in five. Stored as RESULTS_DIR/calibration.json; later
     reports on this machine quote it."""
     from harness.analysis.calibration import a_a_experiment, calibrate, save
-    from harness.experiment.spec import Experiment, Variant, load_spec
+    from harness.experiment.spec import Experiment, InlineVariant, load_spec
     from harness.report.render import render
     from harness.results.folder import new_results_dir
     from harness.run.machine import state_lock
@@ -365,7 +365,7 @@ def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] 
     from harness.run.runner import check_runnable
 
     base = load_spec(spec) if spec else Experiment(
-        name="calibration", variants=(Variant("asyncio", "asyncio"),), manifests=defaults.CALIBRATION_MANIFESTS,
+        name="calibration", variants=(InlineVariant("asyncio", "asyncio"),), manifests=defaults.CALIBRATION_MANIFESTS,
         runs=defaults.CALIBRATION_RUNS, scale=defaults.CALIBRATION_SCALE, profile=defaults.CALIBRATION_PROFILE)
     base = _overridden(base, options, manifests=manifests)
     check_runnable(a_a_experiment(base, 1))

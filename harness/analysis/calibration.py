@@ -72,7 +72,7 @@ def calibrate(experiment: Experiment, analyses: Sequence[Analysis], machine: dic
         made_at_epoch=now,
         machine={key: machine.get(key) for key in _SAME_MACHINE},
         setup={"scale": experiment.scale, "profile": experiment.profile, "runs": experiment.runs,
-               "downloader": experiment.baseline_variant.downloader, "alpha": experiment.alpha},
+               "downloader": experiment.baseline_variant.engine, "alpha": experiment.alpha},
         experiments=len(analyses),
         comparisons=len(comparisons),
         false_alarms=sum(c.verdict != "no difference" for c in comparisons),

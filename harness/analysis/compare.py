@@ -187,8 +187,8 @@ def setup_differences(old: Results, new: Results) -> list[str]:
     old_variants = {v["name"]: v for v in old_spec["variants"]}
     for variant in new_spec["variants"]:
         before = old_variants.get(variant["name"], variant)
-        notes += [f"variant {variant['name']} {key}: {before[key]!r} -> {value!r}"
-                  for key, value in variant.items() if before.get(key) != value]
+        notes += [f"variant {variant['name']} {key}: {before.get(key)!r} -> {variant.get(key)!r}"
+                  for key in dict.fromkeys([*variant, *before]) if before.get(key) != variant.get(key)]
     old_machine, new_machine = old.environment.get("machine", {}), new.environment.get("machine", {})
     notes += [f"machine {key}: {old_machine.get(key)!r} -> {new_machine.get(key)!r}"
               for key in _MACHINE if old_machine.get(key) != new_machine.get(key)]

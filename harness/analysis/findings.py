@@ -23,7 +23,7 @@ from harness.analysis.stats import (
     mean_or_none,
     median_or_none,
 )
-from harness.experiment.spec import Experiment
+from harness.experiment.spec import CommandVariant, Experiment
 from harness.results.records import RunRecord
 from harness.results.warning import FigureWarning, Kind
 
@@ -231,8 +231,8 @@ def _in_common_rounds(base: dict[int, float], other: dict[int, float]) -> tuple[
 
 def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
     """Each pulp-sync variant against the fastest command variant (by median time) of each manifest."""
-    peers = [v.name for v in experiment.variants if v.is_command]
-    ours = [v.name for v in experiment.variants if not v.is_command]
+    peers = [v.name for v in experiment.variants if isinstance(v, CommandVariant)]
+    ours = [v.name for v in experiment.variants if not isinstance(v, CommandVariant)]
     ratios = []
     for manifest in experiment.manifests:
         timed = [(cell.time.median, cell.variant) for name in peers if (cell := analysis.cell(manifest, name)).time]
@@ -265,7 +265,7 @@ def _average_change(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[s
 def _overhead(experiment: Experiment, runs: Sequence[RunRecord]) -> dict[str, float | None]:
     """What the harness spent around the syncs: resets, server restarts, pulp-sync's start-up (external
     commands are timed whole, so they have none to report)."""
-    commands = {variant.name for variant in experiment.variants if variant.is_command}
+    commands = {variant.name for variant in experiment.variants if isinstance(variant, CommandVariant)}
     return {
         "reset_seconds_mean": mean_or_none([r.reset_seconds for r in runs]),
         "reset_seconds_total": sum(r.reset_seconds for r in runs),

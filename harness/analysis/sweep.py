@@ -19,7 +19,7 @@ from downloaders.settings import DownloaderSettings, remote_setting
 from harness import defaults
 from harness.analysis.findings import Analysis
 from harness.analysis.stats import Summary, welch_p
-from harness.experiment.spec import SWEEPABLE, Experiment, SpecError, Variant, validate
+from harness.experiment.spec import SWEEPABLE, Experiment, InlineVariant, SpecError, Variant, validate
 
 __all__ = [
     "SweepLine",
@@ -163,8 +163,8 @@ def value_text(value: float) -> str:
 
 def _variant(downloader: str, setting: str, value: float) -> Variant:
     if setting == "download_concurrency":
-        return Variant(name=f"{downloader}-c{value}", downloader=downloader, download_concurrency=int(value))
-    return Variant(name=f"{downloader}-{setting}-{value_text(value)}", downloader=downloader, remote={setting: value})
+        return InlineVariant(f"{downloader}-c{value}", downloader, download_concurrency=int(value))
+    return InlineVariant(f"{downloader}-{setting}-{value_text(value)}", downloader, remote={setting: value})
 
 
 def recommend(experiment: Experiment, analysis: Analysis) -> list[Recommendation]:
@@ -273,9 +273,9 @@ def _separation(points: Sequence[_Point], best: _Point, worst: _Point) -> float 
 def _points(experiment: Experiment, analysis: Analysis, manifest: str) -> dict[str, list[_Point]]:
     """Per downloader, its values with counted runs in increasing order; every downloader has a key."""
     points: dict[str, list[_Point]] = {}
-    for variant in sorted(experiment.variants, key=lambda v: (v.downloader, sweep_value(experiment, v))):
+    for variant in sorted(experiment.variants, key=lambda v: (v.engine, sweep_value(experiment, v))):
         cell = analysis.cell(manifest, variant.name)
-        points.setdefault(variant.downloader, [])
+        points.setdefault(variant.engine, [])
         if cell.throughput is not None and cell.time is not None:
-            points[variant.downloader].append(_Point(sweep_value(experiment, variant), cell.throughput, cell.time))
+            points[variant.engine].append(_Point(sweep_value(experiment, variant), cell.throughput, cell.time))
     return points

@@ -29,15 +29,18 @@ spec file (`pulp-sync bench spec --schema`), each key with its type and the line
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import functools
+import inspect
 import re
+import textwrap
 import tomllib
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -45,9 +48,11 @@ from urllib.parse import urlsplit
 from pydantic import (
     AfterValidator,
     ConfigDict,
+    Discriminator,
     StrictBool,
     StrictFloat,
     StrictInt,
+    Tag,
     TypeAdapter,
     ValidationError,
     WithJsonSchema,
@@ -58,7 +63,12 @@ from downloaders.errors import SettingError
 from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, remote_setting
 from harness import defaults
 from harness.errors import SpecError
-from harness.experiment.operator_remote import is_manifest_url, is_reference, public_url, refuse_credentials_in_url
+from harness.experiment.operator_remote import (
+    is_manifest_url,
+    is_reference,
+    public_url,
+    refuse_credentials_in_url,
+)
 from harness.experiment.sample import parse_sample
 from harness.variants.databases import ALIASES, database_url
 from harness.variants.hosts import LOOPBACK, MAX_HOSTS, SERVICE_ADDRESS
@@ -66,22 +76,15 @@ from harness.variants.programs import PLACEHOLDERS, placeholders_of
 from pulp_base.download_processes import parse_processes
 from pulp_base.manifest import MANIFEST_NAME
 
-__all__ = ["SpecError", "Variant", "Experiment", "load_spec", "experiment_from_dict", "manifest_path", "spec_schema",
-           "PULPCORE", "PULP_SYNC_SERVER", "STARTED_SERVERS", "SWEEPABLE"]
+__all__ = ["SpecError", "Variant", "PulpSyncVariant", "InlineVariant", "RqVariant", "CommandVariant", "PulpApiVariant",
+           "VARIANT_KINDS", "kind_tag", "Experiment", "load_spec", "experiment_from_dict", "experiment_from_record",
+           "manifest_path", "spec_schema", "PULPCORE", "PULP_SYNC_SERVER", "STARTED_SERVERS", "SWEEPABLE"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 Server = Literal["builtin", "nginx"]
 SERVERS: tuple[str, ...] = typing.get_args(Server)
 Kind = Literal["pulp-sync", "command", "pulp-api"]
 KINDS: tuple[str, ...] = typing.get_args(Kind)
-_EVERY_KINDS_FIELDS = ("name", "kind", "download_concurrency", "profile", "env", "remote")
-KIND_FIELDS: dict[str, tuple[str, ...]] = {
-    "pulp-sync": (*_EVERY_KINDS_FIELDS, "downloader", "processes", "db", "tasking", "worker", "workers", "hosts",
-                  "repositories", "sync_args"),
-    "command": (*_EVERY_KINDS_FIELDS, "command"),
-    "pulp-api": (*_EVERY_KINDS_FIELDS, "server", "api_username", "api_password", "db"),
-}
-"""The fields each kind of variant takes: a field of another kind is refused naming these, not left unused."""
 PULPCORE = "pulpcore"
 """A pulp-api variant's `server` that the harness starts itself (harness.variants.pulpcore) rather than a URL."""
 PULP_SYNC_SERVER = "pulp-sync"
@@ -136,85 +139,175 @@ RemoteTable = Annotated[Mapping[str, Any], AfterValidator(_remote_table), WithJs
 
 
 @dataclass(frozen=True)
-class Variant:
-    """One way of syncing; two variants of an experiment should differ in one setting only.
-
-    `profile` overrides the experiment's network profile for this variant alone (it then gets its
-    own fixture server); `kind = "command"` makes it an external program run from the `command`
-    template (harness.variants.programs) instead of a pulp-sync sync with `downloader`; `db` is "sqlite",
-    "postgresql", "mysql" (harness.variants.databases) or a DATABASE_URL (None: sqlite under the state
-    folder); `tasking = "rq"` queues the sync for `workers` fresh RQ workers of class `worker` ("fork" or
-    "simple"; harness.variants.workers), and its time is then the task's, from queueing to the end. With
-    `repositories = K` a run queues K syncs at once, of K repositories sharing part of their content, and
-    its time is their makespan (harness.variants.fleet); with `hosts = N` the `workers` run on each of N
-    hosts of scripts/hosts.sh rather than on this machine (harness.variants.hosts), which needs a database
-    the hosts reach (PostgreSQL). `remote` holds Remote settings (named as in downloaders.REMOTE_SETTINGS)
-    over the experiment's own `remote`; see Experiment.remote_of.
-    """
+class _Variant:
+    """What every kind of variant has: one way of syncing, and two variants of an experiment should differ in
+    one setting only. `profile` overrides the experiment's network profile for this variant alone (it then
+    gets its own fixture server); `remote` holds Remote settings (named as in downloaders.REMOTE_SETTINGS)
+    over the experiment's own `remote`; see Experiment.remote_of. A spec's variant is one of the kinds below,
+    told apart by `kind_tag` from what users write (`kind`, and a pulp-sync variant's `tasking`), each with
+    only its own fields: a field of another kind is refused naming the kind's own."""
 
     __pydantic_config__ = _SCHEMA_CONFIG
 
     name: str
     """The variant's name in tables and reports: letters, digits, . _ -"""
-    downloader: str = ""
-    """An installed downloader (`pulp-sync downloaders`) of a pulp-sync variant."""
+    _: KW_ONLY
     download_concurrency: StrictInt = defaults.CONCURRENCY
     """Downloads in flight at once, 1 to 256 (downloaders.defaults.MAX_DOWNLOAD_CONCURRENCY; a command
     variant's {concurrency})."""
-    processes: StrictInt | str = 1
-    """Processes one sync splits its downloads across: 1 to 256, or "auto"."""
     profile: str | None = None
     """This variant's own network profile, over the experiment's."""
-    db: str | None = None
-    """sqlite, postgresql, mysql (the local servers) or a DATABASE_URL [sqlite under the state folder]."""
-    tasking: Tasking = "inline"
-    """inline: the sync in its own process; rq: queued for fresh RQ workers."""
-    worker: Worker | None = None
-    """With tasking = "rq": fork (RQ's Worker) or simple (SimpleWorker)."""
-    workers: StrictInt = 1
-    """With tasking = "rq": how many workers (on each host, with hosts)."""
-    hosts: StrictInt = 0
-    """With tasking = "rq": 0, the workers on this machine, or N hosts of scripts/hosts.sh."""
-    repositories: StrictInt = 1
-    """With tasking = "rq": syncs queued at once, of repositories sharing content."""
-    sync_args: tuple[str, ...] = ()
-    """More `pulp-sync sync` arguments, appended as given."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables of the variant's processes."""
-    kind: Kind = "pulp-sync"
-    """pulp-sync (our sync), command (an external program) or pulp-api (a Pulp server's own syncs)."""
-    command: str | None = None
-    """With kind = "command": the program's command line, with {placeholders}."""
     remote: RemoteTable = field(default_factory=dict)
     """This variant's Remote settings, over the experiment's [remote]."""
-    server: str | None = None
-    """With kind = "pulp-api": pulpcore or pulp-sync (started by the harness), or a Pulp server's URL."""
-    api_username: str = "admin"
-    """With kind = "pulp-api": the API user."""
-    api_password: str | None = None
-    """With kind = "pulp-api": the API user's password, as env:VAR or file:PATH."""
 
     @property
-    def is_command(self) -> bool:
-        """An external program (curl, aria2c, ...) rather than a pulp-sync sync; see harness.variants.programs."""
-        return self.kind == "command"
-
-    @property
-    def engine(self) -> str:
-        """What does the syncing, for grouping variants (a plot's colour family): a pulp-sync variant's downloader,
-        a command's program, a pulp-api variant's server; asked of every variant alike, whatever its kind."""
-        return self.downloader or str(self.command or self.server or self.kind).split()[0]
+    def database(self) -> str | None:
+        """The database its processes use: `db` where the kind has one, else None (sqlite in the state folder)."""
+        return None
 
     @property
     def syncs_per_run(self) -> int:
         """How many syncs one run makes: an RQ variant's `repositories`, queued at once; one for every other kind."""
-        return self.repositories
+        return 1
+
+
+@dataclass(frozen=True)
+class PulpSyncVariant(_Variant):
+    """pulp-sync's own sync with `downloader` (harness.variants.pulp_sync_cli): in a child process of its own
+    (InlineVariant) or queued for RQ workers (RqVariant). `db` is "sqlite", "postgresql", "mysql"
+    (harness.variants.databases) or a DATABASE_URL (None: sqlite under the state folder)."""
+
+    downloader: str
+    """An installed downloader (`pulp-sync downloaders`)."""
+    _: KW_ONLY
+    kind: Literal["pulp-sync"] = "pulp-sync"
+    """pulp-sync (this kind, the default), command (an external program) or pulp-api (a Pulp server's own syncs)."""
+    processes: StrictInt | str = 1
+    """Processes one sync splits its downloads across: 1 to 256, or "auto"."""
+    db: str | None = None
+    """sqlite, postgresql, mysql (the local servers) or a DATABASE_URL [sqlite under the state folder]."""
+    sync_args: tuple[str, ...] = ()
+    """More `pulp-sync sync` arguments, appended as given."""
 
     @property
-    def is_pulp_api(self) -> bool:
-        """A Pulp 3 server driven through its REST API (harness.variants.pulp_api): `server` is "pulpcore" (started
-        by the harness) or the server's URL, with `api_username` and `api_password` (a reference)."""
-        return self.kind == "pulp-api"
+    def engine(self) -> str:
+        """What does the syncing, for grouping variants (a plot's colour family): every kind has one, here the
+        downloader, a command's program, a pulp-api variant's server."""
+        return self.downloader
+
+    @property
+    def database(self) -> str | None:
+        return self.db
+
+
+@dataclass(frozen=True)
+class InlineVariant(PulpSyncVariant):
+    """The sync in a child process of its own (`tasking = "inline"`, the default)."""
+
+    _: KW_ONLY
+    tasking: Literal["inline"] = "inline"
+    """inline (this kind, the default): the sync in its own process; rq: queued for fresh RQ workers."""
+
+
+@dataclass(frozen=True)
+class RqVariant(PulpSyncVariant):
+    """The sync queued for `workers` fresh RQ workers of class `worker` ("fork" or "simple"; harness.variants.
+    workers); its time is the task's, from queueing to the end. With `repositories = K` a run queues K syncs at
+    once, of K repositories sharing part of their content, and its time is their makespan (harness.variants.
+    fleet); with `hosts = N` the workers run on each of N hosts of scripts/hosts.sh rather than on this machine
+    (harness.variants.hosts), which needs a database the hosts reach (PostgreSQL)."""
+
+    _: KW_ONLY
+    tasking: Literal["rq"]
+    """rq (this kind): queued for fresh RQ workers."""
+    worker: Worker | None = None
+    """fork (RQ's Worker, the default) or simple (SimpleWorker)."""
+    workers: StrictInt = 1
+    """How many workers (on each host, with hosts)."""
+    hosts: StrictInt = 0
+    """0, the workers on this machine, or N hosts of scripts/hosts.sh."""
+    repositories: StrictInt = 1
+    """Syncs queued at once, of repositories sharing content."""
+
+    @property
+    def syncs_per_run(self) -> int:
+        return self.repositories
+
+
+@dataclass(frozen=True)
+class CommandVariant(_Variant):
+    """An external program (curl, aria2c, ...) run from the `command` template (harness.variants.programs)."""
+
+    _: KW_ONLY
+    kind: Literal["command"]
+    """command (this kind): an external program."""
+    command: str
+    """The program's command line, with {placeholders}."""
+
+    @property
+    def engine(self) -> str:
+        return self.command.split()[0] if self.command.split() else self.kind
+
+
+@dataclass(frozen=True)
+class PulpApiVariant(_Variant):
+    """A Pulp 3 server driven through its REST API (harness.variants.pulp_api): `server` is "pulpcore" or
+    "pulp-sync" (started by the harness) or the server's URL, with `api_username` and `api_password` (a
+    reference)."""
+
+    _: KW_ONLY
+    kind: Literal["pulp-api"]
+    """pulp-api (this kind): a Pulp server's own syncs."""
+    server: str
+    """pulpcore or pulp-sync (started by the harness), or a Pulp server's URL."""
+    api_username: str = "admin"
+    """The API user."""
+    api_password: str | None = None
+    """The API user's password, as env:VAR or file:PATH."""
+    db: str | None = None
+    """With server = "pulp-sync": its database, as a pulp-sync variant's db."""
+
+    @property
+    def engine(self) -> str:
+        return self.server.split()[0] if self.server.split() else self.kind
+
+    @property
+    def database(self) -> str | None:
+        return self.db
+
+
+VARIANT_KINDS: dict[str, type[_Variant]] = {
+    "pulp-sync": InlineVariant,
+    "pulp-sync-rq": RqVariant,
+    "command": CommandVariant,
+    "pulp-api": PulpApiVariant,
+}
+"""Each kind of variant by its tag (`kind_tag`): the harness's runners are registered under the same names
+(harness.run.kinds)."""
+
+
+def kind_tag(variant: object) -> str:
+    """The tag of a variant's kind, from a spec's table or a variant alike: its `kind` (none: "pulp-sync"), and
+    for pulp-sync its `tasking` ("rq": "pulp-sync-rq"). pydantic's Discriminator calls it to pick the class."""
+    def given(key: str, default: object) -> object:
+        return variant.get(key, default) if isinstance(variant, Mapping) else getattr(variant, key, default)
+
+    kind = given("kind", "pulp-sync")
+    return "pulp-sync-rq" if kind == "pulp-sync" and given("tasking", "inline") == "rq" else str(kind)
+
+
+Variant = Annotated[
+    Annotated[InlineVariant, Tag("pulp-sync")] | Annotated[RqVariant, Tag("pulp-sync-rq")]
+    | Annotated[CommandVariant, Tag("command")] | Annotated[PulpApiVariant, Tag("pulp-api")],
+    Discriminator(kind_tag),
+]
+"""One variant of any kind, as a spec's [[variants]] table is read."""
+KIND_FIELDS: dict[str, tuple[str, ...]] = {
+    tag: ("name", "kind", *(item.name for item in dataclasses.fields(kind) if item.name not in ("name", "kind")))
+    for tag, kind in VARIANT_KINDS.items()}
+"""The fields each kind of variant takes: a field of another kind is refused naming these, not left unused."""
 
 
 @dataclass(frozen=True)
@@ -278,6 +371,11 @@ class Experiment:
     """Seed of the sample; the same lines in every run and variant."""
 
     @property
+    def hosts(self) -> int:
+        """The most hosts of scripts/hosts.sh any variant's RQ workers run on (0: all on this machine)."""
+        return max((v.hosts for v in self.variants if isinstance(v, RqVariant)), default=0)
+
+    @property
     def baseline_variant(self) -> Variant:
         """The variant every other one is compared with: the named one, else the first."""
         return self.variant(self.baseline) if self.baseline else self.variants[0]
@@ -308,12 +406,18 @@ class Experiment:
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready, and read back by `experiment_from_dict` (results.json keeps it for --resume)."""
         data = dataclasses.asdict(self)
-        data["variants"] = [dict(v, sync_args=list(v["sync_args"]), env=dict(v["env"]), remote=_plain(v["remote"]))
-                            for v in data["variants"]]
+        data["variants"] = [_variant_as_dict(variant) for variant in self.variants]
         data["remote"] = _plain(self.remote)
         data["manifests"] = list(self.manifests)
         data["profiles"] = {name: dict(values) for name, values in self.profiles.items()}
         return data
+
+
+def _variant_as_dict(variant: Variant) -> dict[str, Any]:
+    """A variant's fields as JSON and TOML values (lists, tables), its kind's only."""
+    data = dataclasses.asdict(variant)
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()} | {
+        "env": dict(variant.env), "remote": _plain(variant.remote)}
 
 
 def load_spec(path: Path) -> Experiment:
@@ -337,8 +441,38 @@ def experiment_from_dict(data: Mapping[str, Any]) -> Experiment:
     try:
         experiment = _schema().validate_python(dict(data))
     except ValidationError as error:
-        raise SpecError(_mistake(error.errors()[0], data)) from None
+        raise SpecError(_mistake(_first_mistake(error.errors()), data)) from None
     return validate(experiment)
+
+
+def _first_mistake(errors: list[ErrorDetails]) -> ErrorDetails:
+    """The error to report: an unknown key before a missing one, since a misspelt key is why the other is missing
+    (`downlaoder`: "did you mean downloader?", rather than "downloader is missing")."""
+    return min(errors, key=lambda error: error["type"] not in ("unexpected_keyword_argument", "extra_forbidden"))
+
+
+def experiment_from_record(data: Mapping[str, Any]) -> Experiment:
+    """An Experiment as a results folder's results.json records it. Folders written before each kind of variant
+    took only its own fields recorded every field for every variant: another kind's field left at its default
+    (_UNUSED_DEFAULTS) is dropped here. A spec gets no such leniency: a field given there is a field meant."""
+    variants = [_own_fields(variant) for variant in data.get("variants") or ()]
+    return experiment_from_dict({**data, "variants": variants})
+
+
+_UNUSED_DEFAULTS: Mapping[str, object] = {
+    "downloader": "", "processes": 1, "db": None, "tasking": "inline", "worker": None, "workers": 1, "hosts": 0,
+    "repositories": 1, "sync_args": [], "command": None, "server": None, "api_username": "admin",
+    "api_password": None}
+"""What results.json recorded for the fields a variant's kind did not use, when one class held every kind's."""
+
+
+def _own_fields(variant: Any) -> Any:
+    """A recorded variant without the fields of other kinds that it recorded at their defaults."""
+    own = KIND_FIELDS.get(kind_tag(variant)) if isinstance(variant, Mapping) else None
+    if own is None:
+        return variant
+    return {key: value for key, value in variant.items()
+            if key in own or key not in _UNUSED_DEFAULTS or value != _UNUSED_DEFAULTS[key]}
 
 
 def spec_schema() -> dict[str, Any]:
@@ -346,8 +480,25 @@ def spec_schema() -> dict[str, Any]:
     --schema`); `name` may be left out (the file's name is the default)."""
     schema = _schema().json_schema()
     schema["required"] = [key for key in schema.get("required", []) if key != "name"]
+    for kind in VARIANT_KINDS.values():
+        help_text = _field_help(kind)
+        for name, entry in schema["$defs"][kind.__name__]["properties"].items():
+            entry.setdefault("description", help_text[name])
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema,
             "title": "pulp-sync experiment spec (TOML)"}
+
+
+def _field_help(kind: type) -> dict[str, str]:
+    """Each field's docstring, the class's own and its bases': pydantic reads a dataclass's own body only
+    (pydantic issue 13468), which would leave the fields every kind of variant shares without help."""
+    docs: dict[str, str] = {}
+    for klass in reversed(kind.__mro__[:-1]):  # object has no source
+        body = typing.cast(ast.ClassDef, ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0]).body
+        for node, after in zip(body, body[1:], strict=False):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                    and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+                docs[node.target.id] = inspect.cleandoc(after.value.value)
+    return docs
 
 
 @functools.cache
@@ -375,7 +526,7 @@ def validate(experiment: Experiment) -> Experiment:
     _check_remote_of(experiment.remote, "[remote]")
     _check_sweep(experiment)
     _check_source(experiment)
-    _check(experiment.base_url is None or not any(v.hosts for v in experiment.variants),
+    _check(experiment.base_url is None or not experiment.hosts,
            f"base_url with hosts: the hosts reach only {SERVICE_ADDRESS}, where the harness's fixture servers "
            "listen; drop base_url or hosts")
     for manifest in experiment.manifests:
@@ -397,74 +548,46 @@ def manifest_path(manifest: str) -> str:
     return manifest if manifest.endswith(MANIFEST_NAME) else f"{manifest}/{MANIFEST_NAME}"
 
 
-def _check_processes(variant: Variant, label: str) -> None:
-    """`processes` by the rule the command line and the API use (only a pulp-sync variant has it:
-    _check_kinds_fields)."""
+def _check_variant(variant: Variant) -> None:
+    """What each kind's values may be (the schema has checked that it has only its kind's fields)."""
+    label = f"variant {variant.name!r}"
+    _check(_NAME.match(variant.name) is not None, f"{label}: use letters, digits, . _ - in its name")
+    _check_setting(remote_setting("download_concurrency"), variant.download_concurrency, label)
+    _check_remote_of(variant.remote, f"{label}: remote")
+    if isinstance(variant, PulpSyncVariant):
+        _check_pulp_sync(variant, label)
+    elif isinstance(variant, CommandVariant):
+        _check_command(variant, label)
+    else:
+        _check_pulp_api(variant, label)
+    _check_db(variant.database, label)
+    if isinstance(variant, RqVariant):
+        _check_rq(variant, label)
+
+
+def _check_pulp_sync(variant: PulpSyncVariant, label: str) -> None:
+    """A downloader named, and `processes` by the rule the command line and the API use."""
+    _check(bool(variant.downloader), f"{label}: name a downloader (`pulp-sync downloaders` lists them)")
     try:
         parse_processes(variant.processes, "processes")
     except ValueError as error:
         raise SpecError(f"{label}: {error}") from None
 
 
-def _check_variant(variant: Variant) -> None:
-    label = f"variant {variant.name!r}"
-    _check(_NAME.match(variant.name) is not None, f"{label}: use letters, digits, . _ - in its name")
-    _check(bool(variant.downloader) or variant.command is not None or variant.server is not None,
-           f"{label}: every variant needs a name and a downloader (or kind = \"command\" and a command, or "
-           "kind = \"pulp-api\" and a server)")
-    _check(variant.kind in KINDS, f"{label}: kind {variant.kind!r} is not {_one_of(variant.kind, KINDS)}")
-    _check_kinds_fields(variant, label)
-    _check_setting(remote_setting("download_concurrency"), variant.download_concurrency, label)
-    _check_processes(variant, label)
-    _check_remote_of(variant.remote, f"{label}: remote")
-    if variant.is_command:
-        _check_command(variant, label)
-    elif variant.is_pulp_api:
-        _check_pulp_api(variant, label)
-    else:
-        _check(bool(variant.downloader), f"{label}: name a downloader (`pulp-sync downloaders` lists them)")
-    _check(
-        variant.db is None or variant.db in ALIASES or "://" in variant.db,
-        f"{label}: db {variant.db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL"
-        f"{_near_miss(variant.db, list(ALIASES))}",
-    )
-    _check(variant.tasking in TASKING,
-           f"{label}: tasking {variant.tasking!r} is not {_one_of(variant.tasking, TASKING)}")
-    if variant.tasking == "rq":
-        _check(variant.worker is None or variant.worker in WORKERS,
-               f"{label}: worker {variant.worker!r} is not {_one_of(str(variant.worker), WORKERS)}")
-        _check(variant.workers >= 1, f"{label}: workers must be 1 or more")
-        _check(variant.repositories >= 1,
-               f"{label}: repositories = {variant.repositories!r}: how many a run syncs at once, 1 or more")
-        _check_hosts(variant, label)
-    else:
-        _check(variant.worker is None and variant.workers == 1, f"{label}: worker and workers need tasking = \"rq\"")
-        _check(variant.hosts == 0, f"{label}: hosts need tasking = \"rq\" (workers on other hosts run queued syncs)")
-        _check(variant.repositories == 1,
-               f"{label}: repositories need tasking = \"rq\" (syncs at once are tasks queued at once)")
+def _check_db(db: str | None, label: str) -> None:
+    _check(db is None or db in ALIASES or "://" in db,
+           f"{label}: db {db!r} is neither one of {', '.join(ALIASES)} nor a DATABASE_URL"
+           f"{_near_miss(db, list(ALIASES))}")
 
 
-def _check_kinds_fields(variant: Variant, label: str) -> None:
-    """Only the fields of the variant's kind are given (differ from their defaults): a `workers` on a command
-    variant, or a `command` on a pulp-sync one, would otherwise be ignored or misread."""
-    fields = KIND_FIELDS[variant.kind]
-    foreign = [item.name for item in dataclasses.fields(variant)
-               if item.name not in fields and getattr(variant, item.name) != _default_of(item)]
-    if not foreign:
-        return
-    owners = [kind for kind, taken in KIND_FIELDS.items() if kind != variant.kind and set(foreign) <= set(taken)]
-    whose = f" (kind = \"{owners[0]}\" takes {'it' if len(foreign) == 1 else 'them'})" if owners else ""
-    raise SpecError(f"{label}: a {variant.kind} variant takes {', '.join(fields)}; not {', '.join(foreign)}{whose}")
+def _check_rq(variant: RqVariant, label: str) -> None:
+    _check(variant.workers >= 1, f"{label}: workers must be 1 or more")
+    _check(variant.repositories >= 1,
+           f"{label}: repositories = {variant.repositories!r}: how many a run syncs at once, 1 or more")
+    _check_hosts(variant, label)
 
 
-def _default_of(item: dataclasses.Field[Any]) -> object:
-    """A dataclass field's default, made by its factory if it has one."""
-    if item.default_factory is not dataclasses.MISSING:
-        return item.default_factory()
-    return item.default
-
-
-def _check_hosts(variant: Variant, label: str) -> None:
+def _check_hosts(variant: RqVariant, label: str) -> None:
     """0 hosts (workers on this machine) or 1 to MAX_HOSTS, with a database every host reaches: PostgreSQL
     on this machine (reached on the bridge) or at SERVICE_ADDRESS itself."""
     hosts = variant.hosts
@@ -485,9 +608,9 @@ def _check_hosts(variant: Variant, label: str) -> None:
            f"URL on 127.0.0.1 (rewritten to {SERVICE_ADDRESS}) or on {SERVICE_ADDRESS}, not {url.hostname}")
 
 
-def _check_pulp_api(variant: Variant, label: str) -> None:
+def _check_pulp_api(variant: PulpApiVariant, label: str) -> None:
     """A Pulp server to drive: "pulpcore" (ours to start) or an http(s) URL with a password by reference."""
-    server = variant.server or ""
+    server = variant.server
     _check(server in STARTED_SERVERS or server.startswith(("http://", "https://")),
            f"{label}: server {server!r}: one of {', '.join(STARTED_SERVERS)} (started by the harness) or a Pulp "
            "server's URL")
@@ -498,10 +621,10 @@ def _check_pulp_api(variant: Variant, label: str) -> None:
            f"{label}: db is the server's own business, except for server = \"{PULP_SYNC_SERVER}\"")
 
 
-def _check_command(variant: Variant, label: str) -> None:
-    _check(bool(variant.command and variant.command.strip()), f"{label}: kind = \"command\" needs a command template")
+def _check_command(variant: CommandVariant, label: str) -> None:
+    _check(bool(variant.command.strip()), f"{label}: kind = \"command\" needs a command template")
     try:
-        unknown = placeholders_of(str(variant.command)) - set(PLACEHOLDERS)
+        unknown = placeholders_of(variant.command) - set(PLACEHOLDERS)
     except ValueError as error:
         raise SpecError(f"{label}: command template: {error} (write {{{{ and }}}} for literal braces)") from error
     _check(not unknown, f"{label}: unknown placeholders {sorted(unknown)}; known: {', '.join(PLACEHOLDERS)}")
@@ -511,7 +634,7 @@ def _check_source(experiment: Experiment) -> None:
     """The remote URL and the sample size can be used as given."""
     if experiment.sample is not None:
         parse_sample(experiment.sample)
-        _check(not any(v.is_pulp_api for v in experiment.variants),
+        _check(not any(isinstance(v, PulpApiVariant) for v in experiment.variants),
                "sample: a pulp-api variant's server syncs the remote's whole manifest; drop sample or that variant")
     if experiment.base_url is None:
         return
@@ -615,18 +738,51 @@ def _mistake(error: ErrorDetails, data: Mapping[str, Any]) -> str:
     """One pydantic error of `data` as one line: `variant 'a': env.X = 1: a string`."""
     label, keys, expected, known = _where(error["loc"], data)
     key, value = ".".join(keys), _shown(error["input"])
+    if error["type"] == "union_tag_invalid":  # a variant's kind that is none of the kinds
+        return _unknown_kind(error["loc"], data)
     if error["type"] in ("unexpected_keyword_argument", "extra_forbidden"):
+        if label and len(keys) == 1 and keys[0] in _EVERY_FIELD:
+            return _foreign_fields(label, error["loc"], data)
         hint = _near_miss(keys[-1], known) or f"; the keys are: {', '.join(known)}"
         return f"{label}{key} = {value}: unknown keys are refused (a typo?){hint}"
     if error["type"] == "missing":
-        return f"{label}{key} is missing: {_expected(expected)}"
+        return f"{label}{key} is missing: {(_MISSING.get(key) if label else None) or _expected(expected)}"
     if error["type"] == "value_error":  # a Remote setting's rule (RemoteTable): its own message names it
         where = key if label else f"[{key}]"  # a table of the experiment itself is headed [key] in TOML
         return f"{label}{where}: {error.get('ctx', {}).get('error')}"
-    choices = _choices(expected)
+    choices = TASKING if label and keys == ["tasking"] else _choices(expected)
     if choices:
         return f"{label}{key} {value} is not {_one_of(error['input'], choices)}"
     return f"{label}{key} = {value}: {_expected(expected)}"
+
+
+_EVERY_FIELD = frozenset(name for fields in KIND_FIELDS.values() for name in fields)
+_KIND_NAMES = {"pulp-sync": "a pulp-sync variant", "pulp-sync-rq": 'a pulp-sync variant with tasking = "rq"',
+               "command": "a command variant", "pulp-api": "a pulp-api variant"}
+_KIND_KEYS = {"pulp-sync": 'kind = "pulp-sync"', "pulp-sync-rq": 'tasking = "rq"', "command": 'kind = "command"',
+              "pulp-api": 'kind = "pulp-api"'}
+"""Each kind of variant named in a message: as the subject, and by the key that makes a variant of it."""
+_MISSING = {"downloader": "name one (`pulp-sync downloaders` lists them), or give kind = \"command\" (with a "
+                          "command) or kind = \"pulp-api\" (with a server)",
+            "command": "the program's command line, e.g. \"curl --config {curl_config}\"",
+            "server": f"one of {', '.join(STARTED_SERVERS)} (started by the harness) or a Pulp server's URL"}
+"""What a variant's missing key should hold, said better than its type."""
+
+
+def _foreign_fields(label: str, loc: tuple[int | str, ...], data: Mapping[str, Any]) -> str:
+    """Fields of other kinds given to a variant: what its kind takes, and which kind takes them."""
+    tag = str(loc[2])
+    raw = data["variants"][int(loc[1])]
+    own = KIND_FIELDS[tag]
+    foreign = [key for key in raw if key not in own]
+    owners = [other for other, taken in KIND_FIELDS.items() if other != tag and set(foreign) <= set(taken)]
+    whose = f" ({_KIND_KEYS[owners[0]]} takes {'it' if len(foreign) == 1 else 'them'})" if owners else ""
+    return f"{label}{_KIND_NAMES[tag]} takes {', '.join(own)}; not {', '.join(foreign)}{whose}"
+
+
+def _unknown_kind(loc: tuple[int | str, ...], data: Mapping[str, Any]) -> str:
+    raw = data["variants"][int(loc[1])]
+    return f"{_variant_label(data, loc[1])}kind {_shown(raw.get('kind'))} is not {_one_of(raw.get('kind'), KINDS)}"
 
 
 def _where(loc: tuple[int | str, ...], data: Mapping[str, Any]) -> tuple[str, list[str], Any, list[str]]:
@@ -635,13 +791,16 @@ def _where(loc: tuple[int | str, ...], data: Mapping[str, Any]) -> tuple[str, li
     hint: Any = Experiment
     label, keys, known = "", list[str](), list[str]()
     for step in loc:
+        if hint is Variant:  # the step is the variant's kind's tag (kind_tag)
+            hint = VARIANT_KINDS.get(str(step))
+            continue
         hint = _bare(hint)
         origin = typing.get_origin(hint)
         if dataclasses.is_dataclass(hint):
             known = [f.name for f in dataclasses.fields(hint)]
             hint = _hints(typing.cast(type, hint)).get(str(step))
             keys.append(str(step))
-        elif origin is tuple and _bare(typing.get_args(hint)[0]) is Variant:
+        elif origin is tuple and typing.get_args(hint)[0] == Variant:
             label, keys, hint = _variant_label(data, step), [], Variant
         elif origin is tuple:
             keys[-1] += f"[{step}]"
@@ -690,8 +849,8 @@ def _expected(hint: Any) -> str:
     origin, arguments = typing.get_origin(hint), typing.get_args(hint)
     if origin is Literal:
         return f"one of {', '.join(map(str, arguments))}"
-    if origin in (typing.Union, types.UnionType):  # None is no TOML value: not offered
-        return " or ".join(_expected(argument) for argument in arguments if argument is not type(None))
+    if origin in (typing.Union, types.UnionType):  # None is no TOML value: not offered; each kind of variant a table
+        return " or ".join(dict.fromkeys(_expected(argument) for argument in arguments if argument is not type(None)))
     if origin is tuple:
         return f"a list of {_expected(arguments[0]).removeprefix('a ')}s"
     if dataclasses.is_dataclass(hint) or isinstance(origin or hint, type) and issubclass(origin or hint, Mapping):

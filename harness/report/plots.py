@@ -21,7 +21,7 @@ from matplotlib.ticker import FuncFormatter
 from harness.analysis.findings import Analysis, Cell, throughput_mb_s
 from harness.analysis.stats import Summary
 from harness.analysis.sweep import SweepLine
-from harness.experiment.spec import Variant
+from harness.experiment.spec import CommandVariant, PulpSyncVariant, Variant
 from harness.results.folder import Results
 from harness.results.records import RunRecord
 
@@ -211,9 +211,9 @@ _PROCESS_FIGURES: tuple[tuple[str, Callable[[Cell], Summary | None]], ...] = (
 """What the processes plot shows against processes: files and bytes per second (geometric means, 95% CI)."""
 
 
-def _syncs(results: Results) -> list[Variant]:
+def _syncs(results: Results) -> list[PulpSyncVariant]:
     """The variants that are pulp-sync syncs (which `processes` can split), not programs or Pulp servers."""
-    return [v for v in results.experiment.variants if not (v.is_command or v.is_pulp_api)]
+    return [v for v in results.experiment.variants if isinstance(v, PulpSyncVariant)]
 
 
 def _processes(results: Results, analysis: Analysis) -> Figure:
@@ -248,7 +248,7 @@ def _processes_panel(axes: Any, results: Results, analysis: Analysis, manifest: 
                 axes.errorbar(xs, ys, yerr=errors, color=colour, capsize=3, marker="*" if auto else "o",
                               markersize=12 if auto else 6, linestyle="none" if auto else "-",
                               label=f"{downloader} (auto)" if auto else downloader)
-    for index, variant in enumerate(v for v in results.experiment.variants if v.is_command):
+    for index, variant in enumerate(v for v in results.experiment.variants if isinstance(v, CommandVariant)):
         summary = summary_of(analysis.cell(manifest, variant.name))
         if summary is not None and summary.geometric_mean is not None:
             axes.axhline(summary.geometric_mean, color="black", linestyle=("--", ":", "-.")[index % 3],

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.experiment.spec import Experiment, experiment_from_dict
+from harness.experiment.spec import Experiment, experiment_from_record
 from harness.results.records import RunRecord, record_from_dict
 
 __all__ = [
@@ -111,7 +111,7 @@ def load_results(folder: Path) -> Results:
     try:
         document = json.loads(path.read_text())
         return Results(
-            experiment=experiment_from_dict(document["experiment"]),
+            experiment=experiment_from_record(document["experiment"]),
             runs=[record_from_dict(run) for run in document["runs"]],
             environment=document.get("environment", {}),
             manifests=document.get("manifests", {}),

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from fixtures.generate import MANIFEST_NAMES, default_fixture_dir, generate_tree, recorded_scale
 from harness.experiment.operator_remote import check_manifest, is_manifest_url, public_url, resolve_settings
 from harness.experiment.sample import parse_sample, sample_manifest
-from harness.experiment.spec import Experiment, SpecError, Variant, manifest_path
+from harness.experiment.spec import Experiment, InlineVariant, PulpSyncVariant, SpecError, Variant, manifest_path
 from harness.variants.hosts import SERVICE_ADDRESS
 from harness.variants.programs import CommandInputs, write_inputs
 from pulp_base.manifest import MANIFEST_NAME, parse_manifest
@@ -171,8 +171,8 @@ def _fetched(experiment: Experiment, manifest: str, where: Path, environ: Mappin
     url = remote_manifest_url(experiment, manifest)
     checked: list[tuple[str, dict[str, Any]]] = []
     fetched = None
-    ours = [v for v in experiment.variants if v.kind == "pulp-sync"]
-    for variant in ours or [Variant("check", downloader="asyncio")]:
+    ours = [v for v in experiment.variants if isinstance(v, PulpSyncVariant)]
+    for variant in ours or [InlineVariant("check", "asyncio")]:
         settings = resolve_settings(experiment.remote_of(variant), environ)
         if (variant.downloader, settings) not in checked:
             checked.append((variant.downloader, settings))
@@ -204,7 +204,7 @@ class FixtureSite:
     def __init__(self, experiment: Experiment, root: Path | None) -> None:
         self.experiment = experiment
         self.root = root
-        self.host = SERVICE_ADDRESS if any(variant.hosts for variant in experiment.variants) else "127.0.0.1"
+        self.host = SERVICE_ADDRESS if experiment.hosts else "127.0.0.1"
         self._servers: dict[str, tuple[ExitStack, Any]] = {}
         self._inputs: dict[str, CommandInputs] = {}
 

@@ -4,10 +4,11 @@ kind to check, prepare, run one run and record it, and never asks which kind it 
     check (before the first run) ─> prepare (once per experiment: servers, repositories' manifests)
     ─> for each run: run_one (restart, reset, the sync's processes) ─> record (its RunRecord)
 
-A kind is registered in KINDS under the name `kind_of` gives a variant (what users already write: `kind`,
-`tasking`); a new kind is a class here and a line in KINDS. Where a kind's processes run from (the command
-that starts pulp-sync, its interpreter first, and their environment) is `Processes`: today the harness's
-own interpreter for every variant, a variant's own environment when the harness builds one.
+A kind is registered in KINDS under its variant class's tag (harness.experiment.spec.kind_tag, from what users
+already write: `kind`, `tasking`); a new kind is a variant class there, a class here and a line in each
+registry. Where a kind's processes run from (the command that starts pulp-sync, its interpreter first, and
+their environment) is `Processes`: today the harness's own interpreter for every variant, a variant's own
+environment when the harness builds one.
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from harness.errors import SpecError
-from harness.experiment.spec import PULPCORE, Experiment, Variant
+from harness.experiment.spec import (
+    PULPCORE,
+    CommandVariant,
+    Experiment,
+    InlineVariant,
+    PulpApiVariant,
+    PulpSyncVariant,
+    RqVariant,
+    Variant,
+)
 from harness.results.folder import now_iso
 from harness.results.records import RunRecord
 from harness.run.child import ChildRun
@@ -34,7 +44,7 @@ from harness.variants.programs import check_output, program_of, run_command
 from harness.variants.pulpcore import default_venv, installed_version
 from harness.variants.workers import REDIS_URL, WorkerUsage, running_workers
 
-__all__ = ["MANIFESTS", "Bench", "Processes", "VariantKind", "KINDS", "kind_of", "processes_of", "discard_run_files"]
+__all__ = ["MANIFESTS", "Bench", "Processes", "VariantKind", "KINDS", "processes_of", "discard_run_files"]
 
 COMMAND_INPUTS = "command-inputs"
 COMMAND_OUTPUT = "command-output"
@@ -43,6 +53,7 @@ MANIFESTS = "manifests"
 """The state folder's trees a run writes: its command's inputs and output, its store, the manifests drawn."""
 
 Done = TypeVar("Done")
+OfKind = TypeVar("OfKind", contravariant=True)
 
 
 @dataclass(frozen=True)
@@ -71,32 +82,29 @@ class Bench:
     environ: Mapping[str, str]
 
 
-class VariantKind(Protocol[Done]):
-    """One kind of variant: what it needs before the first run, and how it makes and records one run."""
+class VariantKind(Protocol[OfKind, Done]):
+    """One kind of variant (`OfKind`, its class in harness.experiment.spec): what it needs before the first run,
+    and how it makes and records one run."""
 
-    def check(self, variant: Variant) -> None:
+    def check(self, variant: OfKind) -> None:
         """Raise SpecError before the first run if `variant` cannot run on this machine."""
 
     def prepare(self, bench: Bench, stack: ExitStack) -> None:
         """Start, for as long as `stack` lasts, what this kind's variants share over the whole experiment."""
 
-    def run_one(self, run: PlannedRun, variant: Variant, bench: Bench, processes: Processes) -> Done:
+    def run_one(self, run: PlannedRun, variant: OfKind, bench: Bench, processes: Processes) -> Done:
         """Make one run of `variant`: restart its fixture server if asked, reset, sync."""
 
-    def record(self, run: PlannedRun, variant: Variant, done: Done, bench: Bench) -> RunRecord:
+    def record(self, run: PlannedRun, variant: OfKind, done: Done, bench: Bench) -> RunRecord:
         """The run's record, its failure (if any) as its error."""
-
-
-def kind_of(variant: Variant) -> str:
-    """The name a variant's kind is registered under: its `kind`, a pulp-sync variant's tasking told apart."""
-    return f"{variant.kind}-rq" if variant.kind == "pulp-sync" and variant.tasking == "rq" else variant.kind
 
 
 def processes_of(variant: Variant, state_dir: Path, command: Sequence[str]) -> Processes:
     """Where `variant`'s processes run from (pulp_sync_cli.child_env); with hosts, its database and Redis are
     where the hosts reach them, for every process of the run alike, as in a deployment on several hosts."""
     env = pulp_sync_cli.child_env(variant, state_dir)
-    return Processes(command, hosts.on_bridge(env, REDIS_URL) if variant.hosts else env)
+    on_hosts = isinstance(variant, RqVariant) and variant.hosts > 0
+    return Processes(command, hosts.on_bridge(env, REDIS_URL) if on_hosts else env)
 
 
 def discard_run_files(state_dir: Path, trash: Trash) -> None:
@@ -158,7 +166,7 @@ def _restart_and_reset(variant: Variant, bench: Bench, processes: Processes) -> 
     return _Reset(now_iso(), reset.wall_seconds, restart_seconds)
 
 
-def _check_downloader(variant: Variant) -> None:
+def _check_downloader(variant: PulpSyncVariant) -> None:
     """The variant's downloader is installed."""
     installed = pulp_sync_cli.installed_downloaders()
     if variant.downloader not in installed:
@@ -169,13 +177,13 @@ def _check_downloader(variant: Variant) -> None:
 class PulpSyncInline:
     """pulp-sync's sync in a child process of its own (`tasking = "inline"`)."""
 
-    def check(self, variant: Variant) -> None:
+    def check(self, variant: InlineVariant) -> None:
         _check_downloader(variant)
 
     def prepare(self, bench: Bench, stack: ExitStack) -> None:
         """Nothing lasts longer than one run."""
 
-    def run_one(self, run: PlannedRun, variant: Variant, bench: Bench, processes: Processes) -> _Sync:
+    def run_one(self, run: PlannedRun, variant: InlineVariant, bench: Bench, processes: Processes) -> _Sync:
         """The sync child, with the variant's resolved Remote settings and the manifest's sample if drawn."""
         start = _restart_and_reset(variant, bench, processes)
         url = bench.site.manifest_url(variant, run.manifest)
@@ -184,7 +192,7 @@ class PulpSyncInline:
                                    bench.settings[variant.name], source.lines if source.sampled else None)
         return _Sync(start, child)
 
-    def record(self, run: PlannedRun, variant: Variant, done: _Sync, bench: Bench) -> RunRecord:
+    def record(self, run: PlannedRun, variant: InlineVariant, done: _Sync, bench: Bench) -> RunRecord:
         start = done.start
         return record_run(run, start.started_at, done.child, start.reset_seconds, start.restart_seconds,
                           bench.experiment.timeout)
@@ -196,14 +204,14 @@ class PulpSyncRq:
     def __init__(self) -> None:
         self.repositories: dict[tuple[str, str], tuple[Path | None, ...]] = {}
 
-    def check(self, variant: Variant) -> None:
+    def check(self, variant: RqVariant) -> None:
         _check_downloader(variant)
 
     def prepare(self, bench: Bench, stack: ExitStack) -> None:
         """The repositories' manifests of every RQ variant, drawn once (harness.variants.fleet)."""
         self.repositories = fleet.fleet_manifests(bench.experiment, bench.sources, bench.state_dir / MANIFESTS)
 
-    def run_one(self, run: PlannedRun, variant: Variant, bench: Bench, processes: Processes) -> _FleetSync:
+    def run_one(self, run: PlannedRun, variant: RqVariant, bench: Bench, processes: Processes) -> _FleetSync:
         """Start the workers, queue the syncs of the variant's repositories at once and wait for them all."""
         start = _restart_and_reset(variant, bench, processes)
         url = bench.site.manifest_url(variant, run.manifest)
@@ -216,7 +224,7 @@ class PulpSyncRq:
         assert workers.usage is not None
         return _FleetSync(start, done, workers.usage)
 
-    def record(self, run: PlannedRun, variant: Variant, done: _FleetSync, bench: Bench) -> RunRecord:
+    def record(self, run: PlannedRun, variant: RqVariant, done: _FleetSync, bench: Bench) -> RunRecord:
         start = done.start
         return record_fleet_run(run, start.started_at, done.fleet, start.reset_seconds, start.restart_seconds,
                                 bench.experiment.timeout, done.workers, variant.hosts)
@@ -225,21 +233,21 @@ class PulpSyncRq:
 class Command:
     """An external program (curl, aria2c, ...): harness.variants.programs."""
 
-    def check(self, variant: Variant) -> None:
-        program = program_of(str(variant.command))
+    def check(self, variant: CommandVariant) -> None:
+        program = program_of(variant.command)
         if shutil.which(program) is None:
             raise SpecError(f"variant {variant.name!r}: {program!r} is not installed (or not on PATH)")
 
     def prepare(self, bench: Bench, stack: ExitStack) -> None:
         """Nothing lasts longer than one run (the inputs are written by the fixture site, once per URL)."""
 
-    def run_one(self, run: PlannedRun, variant: Variant, bench: Bench, processes: Processes) -> _CommandRun:
+    def run_one(self, run: PlannedRun, variant: CommandVariant, bench: Bench, processes: Processes) -> _CommandRun:
         """Fetch into an emptied folder, then check every file the program wrote."""
         start = _restart_and_reset(variant, bench, processes)
         url = bench.site.manifest_url(variant, run.manifest)
         inputs = bench.site.command_inputs(variant, bench.sources[run.manifest], bench.state_dir / COMMAND_INPUTS)
         out_dir = bench.state_dir / COMMAND_OUTPUT
-        template = str(variant.command)
+        template = variant.command
         child = run_command(template, inputs, url, out_dir, variant.download_concurrency, processes.env,
                             bench.experiment.timeout)
         problem = check_output(inputs, out_dir) if child.returncode == 0 else None
@@ -251,7 +259,7 @@ class Command:
         }
         return _CommandRun(start, child, fetched, problem)
 
-    def record(self, run: PlannedRun, variant: Variant, done: _CommandRun, bench: Bench) -> RunRecord:
+    def record(self, run: PlannedRun, variant: CommandVariant, done: _CommandRun, bench: Bench) -> RunRecord:
         start = done.start
         return record_command_run(run, start.started_at, done.child, start.reset_seconds, start.restart_seconds,
                                   bench.experiment.timeout, done.fetched, done.problem)
@@ -264,7 +272,7 @@ class PulpApi:
     def __init__(self) -> None:
         self.targets: dict[str, PulpTarget] = {}
 
-    def check(self, variant: Variant) -> None:
+    def check(self, variant: PulpApiVariant) -> None:
         """pulpcore is installed when a variant asks the harness to start it."""
         if variant.server == PULPCORE:
             installed_version(default_venv())
@@ -273,7 +281,7 @@ class PulpApi:
         """Each pulp-api variant's server, started once for the experiment (harness.variants.api_runs)."""
         self.targets = stack.enter_context(pulp_targets(bench.experiment, bench.state_dir, bench.environ))
 
-    def run_one(self, run: PlannedRun, variant: Variant, bench: Bench, processes: Processes) -> _ApiRun:
+    def run_one(self, run: PlannedRun, variant: PulpApiVariant, bench: Bench, processes: Processes) -> _ApiRun:
         """A reset and a sync through the server's API; the server resets itself, pulp-sync's state is untouched."""
         bench.site.restart(variant)
         url = bench.site.manifest_url(variant, run.manifest)
@@ -281,15 +289,15 @@ class PulpApi:
         return _ApiRun(started_at, sync_through_api(self.targets[variant.name], url, bench.settings[variant.name],
                                                     bench.experiment.timeout))
 
-    def record(self, run: PlannedRun, variant: Variant, done: _ApiRun, bench: Bench) -> RunRecord:
+    def record(self, run: PlannedRun, variant: PulpApiVariant, done: _ApiRun, bench: Bench) -> RunRecord:
         return record_api_run(run, done.started_at, done.sync, bench.sources[run.manifest].facts)
 
 
-KINDS: Mapping[str, Callable[[], VariantKind[Any]]] = {
+KINDS: Mapping[str, Callable[[], VariantKind[Any, Any]]] = {
     "pulp-sync": PulpSyncInline,
     "pulp-sync-rq": PulpSyncRq,
     "command": Command,
     "pulp-api": PulpApi,
 }
-"""Each kind by the name `kind_of` gives its variants: a new one for every experiment, since `prepare` keeps
-what the experiment's runs share."""
+"""Each kind by its variants' tag (harness.experiment.spec.VARIANT_KINDS has the same names): a new one for
+every experiment, since `prepare` keeps what the experiment's runs share."""

@@ -21,18 +21,19 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
 from harness import defaults
 from harness.analysis.derived import save_run_outputs
 from harness.experiment.operator_remote import resolve_settings
-from harness.experiment.spec import Experiment
+from harness.experiment.spec import Experiment, kind_tag
 from harness.results.folder import Results, now_iso
 from harness.results.records import RunRecord
 from harness.run.child import descendants
 from harness.run.fixture_site import FixtureSite, ManifestSource, check_site, prepare_sources, prepare_tree
-from harness.run.kinds import KINDS, MANIFESTS, Bench, VariantKind, discard_run_files, kind_of, processes_of
+from harness.run.kinds import KINDS, MANIFESTS, Bench, VariantKind, discard_run_files, processes_of
 from harness.run.machine import Watch, snapshot
 from harness.run.progress import RunProgress, progress_for
 from harness.run.provenance import environment_facts
@@ -60,10 +61,9 @@ def check_runnable(experiment: Experiment) -> None:
     """Fail before the first run if a downloader is not installed, a profile cannot be served or a
     database cannot be reached; create the variants' databases that are missing, and bring up the
     hosts of variants with `hosts` (also where a fixture server must listen)."""
-    most_hosts = max(variant.hosts for variant in experiment.variants)
-    if most_hosts:
-        hosts.bring_up(most_hosts)
-    for url in {database_url(variant.db) for variant in experiment.variants} - {None}:
+    if experiment.hosts:
+        hosts.bring_up(experiment.hosts)
+    for url in {database_url(variant.database) for variant in experiment.variants} - {None}:
         create_database(str(url))
     check_variants(experiment)
     if experiment.base_url is None:
@@ -74,7 +74,7 @@ def check_variants(experiment: Experiment) -> None:
     """What each variant's kind needs is here (its downloader installed, its program on PATH, pulpcore),
     changing nothing: `bench spec` checks this much too."""
     for variant in experiment.variants:
-        KINDS[kind_of(variant)]().check(variant)
+        KINDS[kind_tag(variant)]().check(variant)
 
 
 def compatible(saved: Experiment, wanted: Experiment) -> list[str]:
@@ -155,21 +155,21 @@ def _start(experiment: Experiment, sources: Mapping[str, ManifestSource], previo
     return results
 
 
-def _prepared_kinds(bench: Bench, stack: ExitStack) -> dict[str, VariantKind[object]]:
+def _prepared_kinds(bench: Bench, stack: ExitStack) -> dict[str, VariantKind[Any, Any]]:
     """The kinds of the experiment's variants, each prepared (its servers held by `stack`)."""
-    kinds: dict[str, VariantKind[object]] = {}
-    for name in dict.fromkeys(kind_of(variant) for variant in bench.experiment.variants):
+    kinds: dict[str, VariantKind[Any, Any]] = {}
+    for name in dict.fromkeys(kind_tag(variant) for variant in bench.experiment.variants):
         kinds[name] = KINDS[name]()
         kinds[name].prepare(bench, stack)
     return kinds
 
 
-def _make_run(run: PlannedRun, bench: Bench, kinds: Mapping[str, VariantKind[object]],
+def _make_run(run: PlannedRun, bench: Bench, kinds: Mapping[str, VariantKind[Any, Any]],
               options: RunOptions) -> RunRecord:
     """One run, made and recorded by its variant's kind (harness.run.kinds), its processes started from
     the variant's own command and environment (harness.run.kinds.processes_of)."""
     variant = bench.experiment.variant(run.variant)
-    kind = kinds[kind_of(variant)]
+    kind = kinds[kind_tag(variant)]
     done = kind.run_one(run, variant, bench, processes_of(variant, options.state_dir, options.command))
     return kind.record(run, variant, done, bench)
 
@@ -191,7 +191,7 @@ def _label(run: PlannedRun, experiment: Experiment) -> str:
 
 def _clean_up(experiment: Experiment, options: RunOptions) -> None:
     """Empty the store once more at the end (once per database): the last sync's artifacts can be gigabytes."""
-    for variant in {variant.db: variant for variant in experiment.variants}.values():
+    for variant in {variant.database: variant for variant in experiment.variants}.values():
         try:
             processes = processes_of(variant, options.state_dir, options.command)
             pulp_sync_cli.reset(processes.env, processes.command)

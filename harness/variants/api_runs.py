@@ -21,7 +21,7 @@ from typing import Any, TypedDict
 
 from harness import defaults
 from harness.experiment.operator_remote import resolve_reference
-from harness.experiment.spec import PULPCORE, STARTED_SERVERS, Experiment, Variant
+from harness.experiment.spec import PULPCORE, STARTED_SERVERS, Experiment, PulpApiVariant
 from harness.results.records import RunRecord
 from harness.run.child import HighWater, descendants
 from harness.run.schedule import PlannedRun
@@ -45,18 +45,18 @@ def pulp_targets(experiment: Experiment, state_dir: Path,
                  environ: Mapping[str, str]) -> Iterator[dict[str, PulpTarget]]:
     """Each pulp-api variant's server, by variant name: pulpcore started once if a variant asks for it,
     `pulp-sync api` and a worker once per database asked for, a URL as given."""
-    variants = [variant for variant in experiment.variants if variant.is_pulp_api]
+    variants = [variant for variant in experiment.variants if isinstance(variant, PulpApiVariant)]
     with ExitStack() as stack:
         started: dict[tuple[str, str | None], PulpTarget] = {}
         for variant in variants:
-            key = (str(variant.server), variant.db)
+            key = (variant.server, variant.db)
             if variant.server in STARTED_SERVERS and key not in started:
                 started[key] = _start(stack, variant, state_dir)
-        yield {variant.name: started.get((str(variant.server), variant.db)) or _given(variant, environ)
+        yield {variant.name: started.get((variant.server, variant.db)) or _given(variant, environ)
                for variant in variants}
 
 
-def _start(stack: ExitStack, variant: Variant, state_dir: Path) -> PulpTarget:
+def _start(stack: ExitStack, variant: PulpApiVariant, state_dir: Path) -> PulpTarget:
     """Start the server `variant` names (pulpcore, or pulp-sync on its db) for as long as `stack` lasts."""
     if variant.server == PULPCORE:
 
@@ -111,11 +111,11 @@ def record_api_run(run: PlannedRun, started_at: str, done: ApiSync, expected: Ma
     )
 
 
-def _given(variant: Variant, environ: Mapping[str, str]) -> PulpTarget:
+def _given(variant: PulpApiVariant, environ: Mapping[str, str]) -> PulpTarget:
     """A server of the operator's: its URL and credentials, the password resolved from its reference."""
 
     password = resolve_reference("api_password", str(variant.api_password), environ)
-    return PulpTarget(PulpApi(str(variant.server), variant.api_username, password))
+    return PulpTarget(PulpApi(variant.server, variant.api_username, password))
 
 
 def _problem(outcome: TaskOutcome, expected: Mapping[str, Any]) -> str | None:

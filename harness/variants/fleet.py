@@ -34,7 +34,7 @@ from typing import Any
 
 from harness import defaults
 from harness.experiment.sample import parse_sample, sample_manifest
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import Experiment, RqVariant
 from harness.run.child import ChildRun, last_words, run_child
 from harness.run.fixture_site import ManifestSource
 from harness.variants import pulp_sync_cli
@@ -171,7 +171,7 @@ def fleet_manifests(experiment: Experiment, sources: Mapping[str, ManifestSource
     `folder`, so variants with as many repositories sync the very same ones."""
     drawn: dict[tuple[str, int], tuple[Path | None, ...]] = {}
     chosen = {}
-    for variant in (v for v in experiment.variants if v.tasking == "rq"):
+    for variant in (v for v in experiment.variants if isinstance(v, RqVariant)):
         for manifest, source in sources.items():
             key = (manifest, variant.repositories)
             if key not in drawn:
@@ -194,7 +194,7 @@ def _repository_manifests(source: ManifestSource, count: int, folder: Path, seed
     return tuple(paths)
 
 
-def dispatch(variant: Variant, url: str, env: Mapping[str, str], manifests: Sequence[Path | None], timeout: float,
+def dispatch(variant: RqVariant, url: str, env: Mapping[str, str], manifests: Sequence[Path | None], timeout: float,
              command: Sequence[str], settings: Mapping[str, Any]) -> tuple[ChildRun, ...]:
     """One `pulp-sync sync --tasking rq` child per repository, all started at once, each to its task's end."""
     names = repository_names(len(manifests))

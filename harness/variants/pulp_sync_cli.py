@@ -12,7 +12,7 @@ from typing import Any
 
 from harness import defaults
 from harness.errors import HarnessError
-from harness.experiment.spec import Variant
+from harness.experiment.spec import PulpSyncVariant, RqVariant, Variant
 from harness.run.child import ChildRun, last_words, run_child
 from harness.variants.databases import database_url
 from harness.variants.workers import QUEUE
@@ -41,10 +41,10 @@ def child_env(variant: Variant, state_dir: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("DATABASE_URL", None)
     env["PULP_SYNC_HOME"] = str(state_dir.resolve())
-    url = database_url(variant.db)
+    url = database_url(variant.database)
     if url:
         env["DATABASE_URL"] = url
-    if variant.tasking == "rq":
+    if isinstance(variant, RqVariant):
         env["PULP_SYNC_QUEUE"] = QUEUE
     env.update(variant.env)
     return env
@@ -62,7 +62,7 @@ def reset(env: dict[str, str], command: Sequence[str] = defaults.PULP_SYNC_COMMA
     return done
 
 
-def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
+def sync(url: str, variant: PulpSyncVariant, env: dict[str, str], timeout: float,
          command: Sequence[str] = defaults.PULP_SYNC_COMMAND, settings: Mapping[str, Any] | None = None,
          manifest_file: Path | None = None, repository: str = defaults.REPOSITORY) -> ChildRun:
     """`pulp-sync sync URL --json` (sync_arguments) run to its end."""
@@ -70,7 +70,7 @@ def sync(url: str, variant: Variant, env: dict[str, str], timeout: float,
     return run_child(arguments, env={**env, **secrets}, timeout=timeout)
 
 
-def sync_arguments(url: str, variant: Variant, settings: Mapping[str, Any] | None = None,
+def sync_arguments(url: str, variant: PulpSyncVariant, settings: Mapping[str, Any] | None = None,
                    command: Sequence[str] = defaults.PULP_SYNC_COMMAND, manifest_file: Path | None = None,
                    repository: str = defaults.REPOSITORY) -> tuple[list[str], dict[str, str]]:
     """`pulp-sync sync URL --json` into `repository` with the variant's downloader, its Remote `settings`
@@ -87,7 +87,7 @@ def sync_arguments(url: str, variant: Variant, settings: Mapping[str, Any] | Non
         variant.downloader,
         *options,
         *(["--manifest-file", str(manifest_file.resolve())] if manifest_file is not None else []),
-        *(["--tasking", "rq"] if variant.tasking == "rq" else []),
+        *(["--tasking", "rq"] if isinstance(variant, RqVariant) else []),
         "--processes",
         processes_text(parse_processes(variant.processes)),
         *variant.sync_args,

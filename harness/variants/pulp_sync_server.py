@@ -18,7 +18,7 @@ from typing import IO
 
 from harness import defaults
 from harness.errors import HarnessError
-from harness.experiment.spec import Variant
+from harness.experiment.spec import InlineVariant
 from harness.run.child import run_child
 from harness.variants import pulp_sync_cli
 from harness.variants.databases import create_database, server_database_url
@@ -49,7 +49,7 @@ def running_pulp_sync(state_dir: Path, db: str | None,
     url = server_database_url(db)
     if url is not None:
         create_database(url)
-    env = {**pulp_sync_cli.child_env(Variant("pulp-sync-server", downloader="asyncio", db=url), state_dir),
+    env = {**pulp_sync_cli.child_env(InlineVariant("pulp-sync-server", "asyncio", db=url), state_dir),
            "PULP_SYNC_QUEUE": _QUEUE}
     pulp_sync_cli.reset(env, command)
     password = secrets.token_urlsafe(24)

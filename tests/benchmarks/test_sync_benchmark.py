@@ -24,7 +24,7 @@ import pytest
 from downloaders.registry import available
 from fixtures.profiles import PROFILES
 from fixtures.server import serve_in_background
-from harness.experiment.spec import Experiment, Variant, manifest_path
+from harness.experiment.spec import Experiment, InlineVariant, manifest_path
 from harness.run.fixture_site import prepare_tree
 from harness.variants import pulp_sync_cli
 
@@ -37,7 +37,7 @@ ROUNDS = 10
 @pytest.fixture(scope="session")
 def manifest_url() -> Iterator[str]:
     """The benchmark manifest on a fixture server (tree generated once per scale, then reused)."""
-    spec = Experiment(name="bench", variants=(Variant("x", "asyncio"),), manifests=(MANIFEST,), scale=SCALE)
+    spec = Experiment(name="bench", variants=(InlineVariant("x", "asyncio"),), manifests=(MANIFEST,), scale=SCALE)
     root = prepare_tree(spec)
     with serve_in_background(root, profile=PROFILES[PROFILE]) as server:
         yield server.url + manifest_path(MANIFEST)
@@ -45,7 +45,7 @@ def manifest_url() -> Iterator[str]:
 
 @pytest.mark.parametrize("downloader", sorted(available()))
 def test_sync(benchmark: Any, downloader: str, manifest_url: str, tmp_path: Path) -> None:
-    variant = Variant(downloader, downloader)
+    variant = InlineVariant(downloader, downloader)
     env = pulp_sync_cli.child_env(variant, tmp_path / "state")
     seconds: list[float] = []
 

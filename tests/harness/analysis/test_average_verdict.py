@@ -24,7 +24,7 @@ from scipy import stats as scipy_stats
 from harness import defaults
 from harness.analysis.findings import Analysis, Pair, analyse
 from harness.analysis.stats import AverageChange, Comparison, average_change, bootstrap_min_rounds, compare, holm
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import Experiment, InlineVariant
 from harness.report.wording import average_sentences, disagreement_lines
 from harness.results.records import RunRecord
 from tests.harness.helpers import make_run
@@ -35,7 +35,8 @@ MANIFESTS = ("100", "200", "300", "400", "500")
 
 def _job(rounds: int) -> Experiment:
     """The main job's experiment (experiments/seed-002.toml): asyncio against futures on 100..500."""
-    return Experiment(name="seed-002", variants=(Variant("asyncio", "asyncio"), Variant("futures", "futures")),
+    return Experiment(name="seed-002",
+                      variants=(InlineVariant("asyncio", "asyncio"), InlineVariant("futures", "futures")),
                       manifests=MANIFESTS, runs=rounds, warmup=1, baseline="futures")
 
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 
 from harness.analysis.derived import save_run_outputs
 from harness.cli import bench_group
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import Experiment, InlineVariant
 from harness.results.folder import Results
 from tests.harness.helpers import make_run
 
@@ -27,8 +27,8 @@ def _noisy(mean: float, stdev: float, runs: int, seed: int) -> list[float]:
 def _folder(path: Path, seconds: Sequence[float | None], variants: Sequence[str] = ("asyncio",)) -> Path:
     """A results folder of `variants` on the 100 manifest, each of whose runs took `seconds` (None: the
     run failed)."""
-    spec = Experiment(name="gate", variants=tuple(Variant(name, "asyncio") for name in variants), manifests=("100",),
-                      runs=len(seconds))
+    spec = Experiment(name="gate", variants=tuple(InlineVariant(name, "asyncio") for name in variants),
+                      manifests=("100",), runs=len(seconds))
     runs = [make_run(name, value, round_, ok=value is not None, error=None if value else "Error: boom")
             for name in variants for round_, value in enumerate(seconds, start=1)]
     path.mkdir()

@@ -12,7 +12,7 @@ from harness.analysis.compare import gate_problems
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.cli import _exit_for_failures
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import Experiment, InlineVariant
 from harness.report.render import render
 from harness.report.wording import time_row
 from harness.results.folder import Results
@@ -22,7 +22,7 @@ from tests.harness.helpers import make_run
 
 def _all_failed() -> Results:
     """Two variants, one manifest, one warm-up and four counted runs each, every one failed."""
-    spec = Experiment(name="down", variants=(Variant("asyncio", "asyncio"), Variant("futures", "futures")),
+    spec = Experiment(name="down", variants=(InlineVariant("asyncio", "asyncio"), InlineVariant("futures", "futures")),
                       manifests=("100",), runs=4, warmup=1)
     runs = [make_run(name, None, round_, ok=False, error="Error: refused", returncode=1, warmup=round_ == 0)
             for round_ in range(5) for name in ("asyncio", "futures")]

@@ -15,7 +15,7 @@ from harness import cli
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.sweep import INDISTINGUISHABLE, RECOMMENDED, recommend, recommendation_sentence, sweep_experiment
-from harness.experiment.spec import Experiment, SpecError, Variant, experiment_from_dict
+from harness.experiment.spec import Experiment, InlineVariant, SpecError, experiment_from_dict
 from harness.report.render import render
 from harness.results.folder import RESULTS_FILE, Results, load_results
 from tests.harness.helpers import make_run
@@ -53,7 +53,7 @@ def test_the_recommendation_is_in_results_json_with_a_positive_interval(tmp_path
 
 
 def test_an_experiment_that_is_no_sweep_has_no_recommendations(tmp_path: Path) -> None:
-    spec = Experiment(name="e", variants=(Variant("asyncio", "asyncio"),), manifests=("100",), runs=2)
+    spec = Experiment(name="e", variants=(InlineVariant("asyncio", "asyncio"),), manifests=("100",), runs=2)
     results = Results(experiment=spec, runs=[make_run("asyncio", 1.0, 1), make_run("asyncio", 1.1, 2)])
     save_run_outputs(tmp_path, results)
     assert "recommendations" not in json.loads((tmp_path / RESULTS_FILE).read_text())
@@ -116,9 +116,9 @@ def test_a_sweep_through_zero_renders_its_plot_and_report(tmp_path: Path) -> Non
 
 def test_a_spec_cannot_sweep_a_setting_that_is_not_a_number() -> None:
     with pytest.raises(SpecError, match="sweep_setting = 'headers': a numeric Remote setting"):
-        Experiment(name="s", variants=(Variant("a", "asyncio"),)).with_overrides(sweep_setting="headers")
+        Experiment(name="s", variants=(InlineVariant("a", "asyncio"),)).with_overrides(sweep_setting="headers")
     with pytest.raises(SpecError, match="variant 'a': a sweep of rate_limit needs a number"):
-        Experiment(name="s", variants=(Variant("a", "asyncio"),)).with_overrides(
+        Experiment(name="s", variants=(InlineVariant("a", "asyncio"),)).with_overrides(
             kind="sweep", sweep_setting="rate_limit")
 
 

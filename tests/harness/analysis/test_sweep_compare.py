@@ -9,7 +9,7 @@ from harness.analysis.compare import change_rows, compare_results, setup_differe
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.sweep import recommend, recommendation_sentence, sweep_experiment
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import Experiment, InlineVariant, RqVariant
 from harness.report.render import render
 from harness.results.folder import Results
 from tests.harness.helpers import make_run
@@ -41,7 +41,8 @@ def test_a_sweep_has_no_pairwise_comparisons() -> None:
 
 
 def _folder(seconds: float, scale: float = 1.0) -> Results:
-    spec = Experiment(name="c", variants=(Variant("asyncio", "asyncio"),), manifests=("100",), scale=scale, runs=4)
+    spec = Experiment(name="c", variants=(InlineVariant("asyncio", "asyncio"),), manifests=("100",), scale=scale,
+                      runs=4)
     runs = [make_run("asyncio", seconds + d, r) for r, d in enumerate((0.0, 0.05, -0.05, 0.02), start=1)]
     return Results(experiment=spec, runs=runs, environment={"git": {"commit": "abc"}})
 
@@ -77,8 +78,18 @@ def test_compare_names_changed_remote_settings_and_samples() -> None:
 
 def test_compare_names_changed_variant_settings() -> None:
     old, new = _folder(1.0), _folder(1.0)
-    new.experiment = new.experiment.with_overrides(variants=(Variant("asyncio", "asyncio", 100),))
+    new.experiment = new.experiment.with_overrides(
+        variants=(InlineVariant("asyncio", "asyncio", download_concurrency=100),))
     assert setup_differences(old, new) == ["variant asyncio download_concurrency: 10 -> 100"]
+
+
+def test_compare_names_the_fields_of_a_variant_whose_kind_changed() -> None:
+    """A field only one side's kind has is a difference too (None on the side without it)."""
+    old, new = _folder(1.0), _folder(1.0)
+    old.experiment = old.experiment.with_overrides(variants=(RqVariant("asyncio", "asyncio", tasking="rq", workers=2),))
+    assert setup_differences(old, new) == ["variant asyncio tasking: 'rq' -> 'inline'",
+                                           "variant asyncio workers: 2 -> None", "variant asyncio hosts: 0 -> None",
+                                           "variant asyncio repositories: 1 -> None"]
 
 
 def test_cells_in_one_folder_only_are_listed() -> None:

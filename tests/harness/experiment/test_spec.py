@@ -9,7 +9,17 @@ import pytest
 
 from downloaders import available
 from downloaders.settings import REMOTE_SETTINGS
-from harness.experiment.spec import Experiment, SpecError, experiment_from_dict, load_spec, manifest_path, spec_schema
+from harness.experiment.spec import (
+    VARIANT_KINDS,
+    Experiment,
+    PulpSyncVariant,
+    SpecError,
+    experiment_from_dict,
+    experiment_from_record,
+    load_spec,
+    manifest_path,
+    spec_schema,
+)
 from harness.run.fixture_site import check_site, resolve_profile
 from harness.variants.pulp_sync_cli import sync_arguments
 
@@ -58,7 +68,7 @@ def test_round_trip_through_json_values() -> None:
         ({"baseline": "nope"}, "no variant named"),
         ({"colour": "red"}, "unknown keys"),
         ({"variants": []}, r"no \[\[variants\]\]"),
-        ({"variants": [{"name": "a"}]}, "name and a downloader"),
+        ({"variants": [{"name": "a"}]}, "^variant 'a': downloader is missing: name one"),
         ({"variants": [{"name": "a", "downloader": "x"}, {"name": "a", "downloader": "y"}]}, "unique"),
         ({"variants": [{"name": "a", "downloader": "x", "tasking": "celery"}]}, "is not one of inline, rq"),
         ({"variants": [{"name": "a b", "downloader": "x"}]}, "letters"),
@@ -71,6 +81,15 @@ def test_round_trip_through_json_values() -> None:
         ({"variants": [{"name": "c", "kind": "command", "command": "curl {curl_config}", "processes": 2}]},
          "^variant 'c': a command variant takes name, kind, download_concurrency, profile, env, remote, command; "
          "not processes \\(kind = \"pulp-sync\" takes it\\)$"),
+        ({"variants": [{"name": "a", "downloader": "x", "workers": 2, "hosts": 1}]},
+         "^variant 'a': a pulp-sync variant takes name, kind, download_concurrency, profile, env, remote, downloader, "
+         "processes, db, sync_args, tasking; not workers, hosts \\(tasking = \"rq\" takes them\\)$"),
+        ({"variants": [{"name": "a", "downloader": "x", "tasking": "rq", "server": "pulpcore"}]},
+         "^variant 'a': a pulp-sync variant with tasking = \"rq\" takes .*, repositories; not server "
+         "\\(kind = \"pulp-api\" takes it\\)$"),
+        ({"variants": [{"name": "a", "kind": "pulp-api", "server": "pulpcore", "command": "curl", "x": 1}]},
+         "^variant 'a': a pulp-api variant takes name, kind, download_concurrency, profile, env, remote, server, "
+         "api_username, api_password, db; not command, x$"),
     ],
 )
 def test_mistakes_are_caught_when_read(changes: dict[str, object], message: str) -> None:
@@ -101,7 +120,7 @@ def test_a_value_of_the_wrong_type_is_refused_naming_its_key(changes: dict[str, 
 
 def test_processes_are_a_number_or_auto_and_reach_the_sync_command() -> None:
     spec = load_spec(EXPERIMENTS / "cores.toml")
-    given = {v.name: v.processes for v in spec.variants}
+    given = {v.name: v.processes for v in spec.variants if isinstance(v, PulpSyncVariant)}
     assert (given["asyncio"], given["asyncio-p4"], given["pycurl-auto"]) == (1, 4, "auto")
     arguments, _ = sync_arguments("http://127.0.0.1:1/PULP_MANIFEST", spec.variant("futures-auto"))
     assert arguments[arguments.index("--processes") + 1] == "auto"
@@ -204,6 +223,8 @@ def test_a_value_is_taken_as_written_and_a_mistake_named_in_one_line(changes: di
         ({"server": "ngnix"}, "server 'ngnix' is not one of builtin, nginx; did you mean nginx?"),
         ({"variants": [{"name": "a", "downloader": "x", "tasking": "rq", "worker": "forked"}]},
          "variant 'a': worker 'forked' is not one of fork, simple; did you mean fork?"),
+        ({"variants": [{"name": "a", "kind": "comand", "command": "curl {curl_config}"}]},
+         "variant 'a': kind 'comand' is not one of pulp-sync, command, pulp-api; did you mean command?"),
         ({"baseline": "asyncoi", "variants": [{"name": "asyncio", "downloader": "asyncio"}]},
          "no variant named 'asyncoi'; did you mean asyncio?; the spec has: asyncio"),
     ],
@@ -212,6 +233,27 @@ def test_a_near_miss_is_named(changes: dict[str, object], message: str) -> None:
     with pytest.raises(SpecError) as refused:
         experiment_from_dict(_spec(**changes))
     assert str(refused.value) == message
+
+
+def test_a_results_folders_record_of_every_field_is_read_but_a_spec_gets_no_such_leniency() -> None:
+    """Folders written when one class held every kind's fields recorded all of them for every variant; another
+    kind's field at its old default is dropped when reading one, never when reading a spec."""
+    unused = {"downloader": "", "processes": 1, "db": None, "tasking": "inline", "worker": None, "workers": 1,
+              "hosts": 0, "repositories": 1, "sync_args": [], "command": None, "server": None,
+              "api_username": "admin", "api_password": None}
+    recorded = [{**unused, "name": "a", "kind": "pulp-sync", "downloader": "asyncio"},
+                {**unused, "name": "q", "kind": "pulp-sync", "downloader": "asyncio", "tasking": "rq", "workers": 2},
+                {**unused, "name": "c", "kind": "command", "command": "curl --config {curl_config}"},
+                {**unused, "name": "p", "kind": "pulp-api", "server": "pulpcore"}]
+    read = experiment_from_record(_spec(variants=recorded))
+
+    assert [type(variant).__name__ for variant in read.variants] == ["InlineVariant", "RqVariant", "CommandVariant",
+                                                                     "PulpApiVariant"]
+    assert experiment_from_record(read.as_dict()) == experiment_from_dict(read.as_dict()) == read
+    with pytest.raises(SpecError, match="^variant 'c': a command variant takes .*; not downloader, processes, db, "):
+        experiment_from_dict(_spec(variants=recorded[2:]))
+    with pytest.raises(SpecError, match="^variant 'c': a command variant takes .*; not workers "):
+        experiment_from_record(_spec(variants=[{**recorded[2], "workers": 3}]))
 
 
 def test_an_unknown_key_far_from_any_lists_the_keys() -> None:
@@ -224,17 +266,19 @@ def test_the_schema_documents_every_key_and_takes_the_remote_settings_from_their
     """Each key with its type and help; the Remote settings made from downloaders.REMOTE_SETTINGS (their help
     included), not restated."""
     schema = spec_schema()
-    variant = schema["$defs"]["Variant"]
+    kinds = [schema["$defs"][kind.__name__] for kind in VARIANT_KINDS.values()]
     assert schema["required"] == ["variants"], "name defaults to the file's"
     assert schema["properties"]["runs"]["type"] == "integer" and schema["properties"]["scale"]["type"] == "number"
     assert schema["properties"]["manifests"] == {**schema["properties"]["manifests"], "type": "array",
                                                  "items": {"type": "string"}}
-    assert variant["properties"]["tasking"]["enum"] == ["inline", "rq"]
-    for table in (schema, variant):
+    assert [kind["properties"]["tasking"]["const"] for kind in kinds[:2]] == ["inline", "rq"]
+    assert [kind["required"] for kind in kinds] == [["name", "downloader"], ["name", "downloader", "tasking"],
+                                                    ["name", "kind", "command"], ["name", "kind", "server"]]
+    for table in (schema, *kinds):
         assert table["additionalProperties"] is False
         assert all(entry.get("description") for entry in table["properties"].values()), table["properties"]
     remote = schema["properties"]["remote"]["properties"]
-    assert remote == variant["properties"]["remote"]["properties"]
+    assert all(remote == kind["properties"]["remote"]["properties"] for kind in kinds)
     assert set(remote) == {setting.name for setting in REMOTE_SETTINGS} - {"download_concurrency"}
     assert all(remote[setting.name]["description"].startswith(setting.help) for setting in REMOTE_SETTINGS
                if setting.name in remote)

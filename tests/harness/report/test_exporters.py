@@ -14,7 +14,7 @@ from rich.console import Console
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.stats import compare
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import Experiment, InlineVariant
 from harness.report.html import report_html
 from harness.report.markdown import summary_markdown
 from harness.report.render import render
@@ -33,7 +33,7 @@ ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
 def _results(description: str = "", variants: tuple[str, str] = ("fast", "slow")) -> Results:
     """Two variants on one manifest, three rounds, the second 20% slower, and one failed run."""
     fast, slow = variants
-    spec = Experiment(name="exporters", variants=(Variant(fast, "asyncio"), Variant(slow, "futures")),
+    spec = Experiment(name="exporters", variants=(InlineVariant(fast, "asyncio"), InlineVariant(slow, "futures")),
                       manifests=("100",), runs=3, warmup=0, baseline=fast, description=description)
     runs = [run for round_, jitter in enumerate((0.0, 0.01, -0.01), start=1)
             for run in (make_run(fast, 1.0 + jitter, round_), make_run(slow, 1.2 + jitter, round_))]

@@ -8,16 +8,16 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from harness.analysis.findings import analyse
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import CommandVariant, Experiment, InlineVariant
 from harness.report.plots import _bars, _colours, _time_bar, plot_experiment
 from harness.results.folder import Results
 from tests.harness.helpers import make_run
 
 
 def test_each_engine_keeps_one_colour_family_and_none_is_red() -> None:
-    variants = [Variant(f"{engine}-c{n}", engine) for engine in ("asyncio", "futures", "pycurl", "httpx", "e5")
+    variants = [InlineVariant(f"{engine}-c{n}", engine) for engine in ("asyncio", "futures", "pycurl", "httpx", "e5")
                 for n in (2, 4, 8)]
-    variants.append(Variant("curl", kind="command", command="curl --config {curl_config}"))
+    variants.append(CommandVariant("curl", kind="command", command="curl --config {curl_config}"))
     colours = _colours(variants)
     assert len(set(colours.values())) == len(variants), "every variant its own shade"
     for engine in ("asyncio", "futures", "pycurl", "httpx", "e5"):
@@ -29,7 +29,7 @@ def test_each_engine_keeps_one_colour_family_and_none_is_red() -> None:
 
 
 def test_a_run_far_beyond_every_interval_does_not_stretch_the_axis() -> None:
-    spec = Experiment(name="outlier", variants=(Variant("asyncio", "asyncio"),), manifests=("100",), runs=6)
+    spec = Experiment(name="outlier", variants=(InlineVariant("asyncio", "asyncio"),), manifests=("100",), runs=6)
     times = [1.0, 1.02, 0.98, 1.01, 0.99, 40.0]
     results = Results(experiment=spec, runs=[make_run("asyncio", t, n) for n, t in enumerate(times, start=1)])
     figure = _bars(results, analyse(spec, results.runs), ("Sync time (s)", "mean ± 1 stddev"), _time_bar,
@@ -42,7 +42,8 @@ def test_a_run_far_beyond_every_interval_does_not_stretch_the_axis() -> None:
 
 def test_an_experiment_whose_runs_all_failed_plots_without_a_warning(tmp_path: Path) -> None:
     """matplotlib's "No artists with labels found to put in legend" is not the harness's to print."""
-    spec = Experiment(name="failing", variants=(Variant("asyncio", "asyncio"), Variant("futures", "futures")),
+    spec = Experiment(name="failing",
+                      variants=(InlineVariant("asyncio", "asyncio"), InlineVariant("futures", "futures")),
                       manifests=("100",), runs=2)
     runs = [make_run(name, None, n, ok=False, error="boom", returncode=1)
             for n in (1, 2) for name in ("asyncio", "futures")]
@@ -56,7 +57,8 @@ def test_an_experiment_whose_runs_all_failed_plots_without_a_warning(tmp_path: P
 
 def test_the_titles_fit_the_figure_with_one_manifest() -> None:
     """One manifest makes the narrowest figure; its two-line title is wrapped to it, not clipped on both sides."""
-    spec = Experiment(name="seed-002", variants=(Variant("asyncio", "asyncio"), Variant("futures", "futures")),
+    spec = Experiment(name="seed-002",
+                      variants=(InlineVariant("asyncio", "asyncio"), InlineVariant("futures", "futures")),
                       manifests=("100",), runs=2)
     runs = [make_run(name, 1.0 + n / 10, n) for n in (1, 2) for name in ("asyncio", "futures")]
     figure = _bars(Results(experiment=spec, runs=runs), analyse(spec, runs), ("Sync time (s)", "mean ± 1 stddev"),

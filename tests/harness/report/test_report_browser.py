@@ -19,7 +19,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 from harness.analysis.derived import save_run_outputs
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import Experiment, InlineVariant
 from harness.report.render import render
 from harness.results.folder import Results
 from tests.harness.helpers import make_run
@@ -52,7 +52,7 @@ def browser() -> Iterator[webdriver.Chrome]:
 
 def _results(ratio: float) -> Results:
     """Two variants over two manifests, ten interleaved rounds, `slow` taking `ratio` times `base`'s time."""
-    spec = Experiment(name="browser", variants=(Variant("base", "asyncio"), Variant("slow", "asyncio")),
+    spec = Experiment(name="browser", variants=(InlineVariant("base", "asyncio"), InlineVariant("slow", "asyncio")),
                       manifests=("100", "200"), runs=10, warmup=0, baseline="base")
     runs = []
     for manifest, seconds in (("100", 1.0), ("200", 2.0)):

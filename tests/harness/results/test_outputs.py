@@ -13,7 +13,7 @@ import pytest
 
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import CommandVariant, Experiment, InlineVariant
 from harness.report.render import render
 from harness.results.folder import Results, load_results
 from harness.results.warning import Kind
@@ -68,7 +68,8 @@ def check_png(path: Path | str) -> None:
 
 @pytest.fixture
 def results() -> Results:
-    spec = Experiment(name="synthetic", variants=(Variant("asyncio", "asyncio"), Variant("futures", "futures")),
+    spec = Experiment(name="synthetic",
+                      variants=(InlineVariant("asyncio", "asyncio"), InlineVariant("futures", "futures")),
                       manifests=("100", "200"), runs=3, warmup=1, baseline="futures")
     runs = []
     for manifest, base in (("100", 1.0), ("200", 2.0)):
@@ -123,9 +124,9 @@ def test_render_makes_plots_summary_and_a_report(tmp_path: Path, results: Result
 
 
 def test_variants_that_split_their_sync_get_throughput_against_processes(tmp_path: Path) -> None:
-    variants = (Variant("one", "asyncio"), Variant("two", "asyncio", processes=2),
-                Variant("auto", "asyncio", processes="auto"),
-                Variant("curl", kind="command", command="curl --config {curl_config}"))
+    variants = (InlineVariant("one", "asyncio"), InlineVariant("two", "asyncio", processes=2),
+                InlineVariant("auto", "asyncio", processes="auto"),
+                CommandVariant("curl", kind="command", command="curl --config {curl_config}"))
     spec = Experiment(name="cores", variants=variants, manifests=("100",), runs=3, warmup=0, baseline="one")
     used = {"one": (1, 3.0), "two": (2, 2.0), "auto": (2, 2.1), "curl": (None, 1.0)}
     runs = [make_run(name, seconds * (1 + 0.01 * round_), round_, processes=processes, connections=10)
@@ -147,8 +148,8 @@ def _rounds(times: dict[str, tuple[float, float]], rounds: int = 6) -> Results:
     """Variants in spec order on odd rounds and reversed on even ones, as harness.run.schedule plans them;
     `times` gives each variant's time in (odd, even) rounds, with a little jitter."""
     names = list(times)
-    spec = Experiment(name="order", variants=tuple(Variant(name, "asyncio") for name in names), manifests=("100",),
-                      runs=rounds, warmup=0, baseline=names[0])
+    spec = Experiment(name="order", variants=tuple(InlineVariant(name, "asyncio") for name in names),
+                      manifests=("100",), runs=rounds, warmup=0, baseline=names[0])
     runs = []
     for round_ in range(1, rounds + 1):
         order = names if round_ % 2 else names[::-1]

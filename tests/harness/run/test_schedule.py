@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from harness.experiment.spec import Experiment, Variant
+from harness.experiment.spec import Experiment, InlineVariant
 from harness.run.schedule import plan
 
 
 def _experiment(variants: int = 2, runs: int = 3, warmup: int = 1) -> Experiment:
     names = "ABC"[:variants]
-    return Experiment(name="x", variants=tuple(Variant(n, "asyncio") for n in names), manifests=("100", "200"),
+    return Experiment(name="x", variants=tuple(InlineVariant(n, "asyncio") for n in names), manifests=("100", "200"),
                       runs=runs, warmup=warmup)
 
 

@@ -31,8 +31,8 @@ REPORT = {"bytes_downloaded": 1_000_000, "artifacts_downloaded": 10, "artifacts_
 @pytest.mark.parametrize(
     ("variant", "message"),
     [
-        ({"hosts": 2}, 'hosts need tasking = "rq"'),
-        ({"repositories": 8}, 'repositories need tasking = "rq"'),
+        ({"hosts": 2}, r'not hosts \(tasking = "rq" takes it\)'),
+        ({"repositories": 8}, r'not repositories \(tasking = "rq" takes it\)'),
         ({"tasking": "rq", "repositories": 0}, "repositories = 0: how many a run syncs at once, 1 or more"),
         ({"tasking": "rq", "hosts": -1, "db": "postgresql"}, "hosts = -1: 0 .workers on this machine. or 1 to 99"),
         ({"tasking": "rq", "hosts": 2}, "hosts = 2 needs a database every host reaches: db = \"postgresql\""),

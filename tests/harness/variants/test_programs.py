@@ -81,10 +81,10 @@ def test_check_output_names_the_first_problem(tiny_tree: Path, tmp_path: Path) -
         ({"name": "c", "kind": "command", "command": " "}, "needs a command template"),
         ({"name": "c", "downloader": "asyncio", "command": "curl"},
          'a pulp-sync variant takes name, kind, download_concurrency, profile, env, remote, downloader, processes, '
-         'db, tasking, worker, workers, hosts, repositories, sync_args; not command (kind = "command" takes it)'),
+         'db, sync_args, tasking; not command (kind = "command" takes it)'),
         ({"name": "c", "kind": "command", "command": "curl", "downloader": "asyncio", "workers": 2},
          'a command variant takes name, kind, download_concurrency, profile, env, remote, command; '
-         'not downloader, workers (kind = "pulp-sync" takes them)'),
+         'not downloader, workers (tasking = "rq" takes them)'),
     ],
 )
 def test_command_variants_are_checked_when_read(variant: dict[str, str], message: str) -> None:

@@ -73,7 +73,7 @@ def _run_service_experiment(tiny_tree: Path, tmp_path: Path, body: str) -> None:
     [
         ({"tasking": "celery"}, "tasking 'celery' is not one of inline, rq"),
         ({"tasking": "rq", "worker": "thread"}, "worker 'thread' is not one of fork, simple"),
-        ({"worker": "fork"}, 'worker and workers need tasking = "rq"'),
+        ({"worker": "fork"}, r'not worker \(tasking = "rq" takes it\)'),
         ({"tasking": "rq", "workers": 0}, "workers must be 1 or more"),
         ({"db": "oracle"}, "db 'oracle' is neither one of sqlite, postgresql, mysql nor a DATABASE_URL"),
         ({"db": "postgress"}, "db 'postgress' is neither one of sqlite, postgresql, mysql nor a DATABASE_URL; "
