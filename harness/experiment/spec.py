@@ -66,6 +66,7 @@ from harness.errors import SpecError
 from harness.experiment.operator_remote import (
     is_manifest_url,
     is_reference,
+    manifest_label,
     public_url,
     refuse_credentials_in_url,
 )
@@ -438,6 +439,9 @@ def experiment_from_dict(data: Mapping[str, Any]) -> Experiment:
     `validate`. The first mistake is a SpecError of one line, naming the key, its value and what is expected."""
     if not data.get("variants"):
         raise SpecError("the spec has no [[variants]]; add at least one (name, downloader)")
+    base_url = data.get("base_url")
+    if "manifests" not in data and isinstance(base_url, str) and is_manifest_url(base_url):
+        data = {**data, "manifests": [manifest_label(base_url)]}  # the URL names what is synced, as --remote's does
     try:
         experiment = _schema().validate_python(dict(data))
     except ValidationError as error:

@@ -256,6 +256,16 @@ def test_a_results_folders_record_of_every_field_is_read_but_a_spec_gets_no_such
         experiment_from_record(_spec(variants=[{**recorded[2], "workers": 3}]))
 
 
+def test_a_manifests_url_as_the_remote_is_the_one_manifest_unless_the_spec_names_several() -> None:
+    """As --remote takes it: no `manifests` means the URL's own; several named with it is a mistake."""
+    url = "https://repo.example/fedora/PULP_MANIFEST"
+    assert experiment_from_dict(_spec(base_url=url)).manifests == ("fedora",)
+    assert experiment_from_dict(_spec(base_url=url, manifests=["mine"])).manifests == ("mine",)
+    with pytest.raises(SpecError, match="^the remote https://repo.example/fedora/PULP_MANIFEST is one manifest's URL, "
+                                        "but 2 manifests are named; give a base URL ending in / "):
+        experiment_from_dict(_spec(base_url=url, manifests=["a", "b"]))
+
+
 def test_an_unknown_key_far_from_any_lists_the_keys() -> None:
     with pytest.raises(SpecError, match=r"^colour = 'red': unknown keys are refused \(a typo\?\); the keys are: name, "
                                         r"variants, manifests, .*, sample_seed$"):
