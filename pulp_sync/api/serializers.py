@@ -8,7 +8,8 @@ pulp/serializers.py)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+import re
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -177,10 +178,19 @@ class RemoteSerializer(UniqueName, serializers.ModelSerializer):
         try:
             candidate.clean()
         except DjangoValidationError as error:
-            if isinstance(error.__cause__, UnknownDownloader):
-                raise DjangoValidationError({"downloader": error.messages}) from error
-            raise
+            field = _field_of(error.__cause__, self.fields)
+            raise (DjangoValidationError({field: error.messages}) if field else error) from error.__cause__
         return attrs
+
+
+def _field_of(refusal: BaseException | None, fields: Collection[str]) -> str | None:
+    """The field a remote's refusal (Remote.clean) is about, so that its 400 keys the message by it, as DRF and
+    Pulp do: the downloader when none by its name is installed, else the setting its message starts with
+    (downloaders/settings.py's messages all start with one); None when it names no field."""
+    if isinstance(refusal, UnknownDownloader):
+        return "downloader"
+    named = re.match(r"\w+", str(refusal or ""))
+    return named.group() if named and named.group() in fields else None
 
 
 def _allowed(url: str) -> str:

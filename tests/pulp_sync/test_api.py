@@ -45,7 +45,6 @@ REDIS_URL = "redis://127.0.0.1:6379/0"
 PASSWORD = "correct horse battery staple"
 _API_LINE = re.compile(r"pulp-sync API at (http://\S+)/api/v3/")
 _START_SECONDS = 30
-NON_FIELD = "non_field_errors"
 
 
 @dataclass(frozen=True)
@@ -314,17 +313,21 @@ def test_malformed_json_is_a_400_that_saves_nothing(api: Api) -> None:
         ({"download_processes": "lots"}, "download_processes",
          "download_processes must be a whole number from 1 up, or auto, not 'lots'"),
         ({"download_processes": 2.5}, "download_processes", "expected a whole number from 1 up, or auto, not 2.5"),
+        ({"download_concurrency": 0}, "download_concurrency", "{remote}: download_concurrency must be from 1 to 256, "
+                                                              "not 0"),
+        ({"headers": {"X-A": "a\r\nb"}}, "headers", "{remote}: headers: the value of X-A holds CR, LF or NUL, which "
+                                                     "would end the header early"),
         ({"tls_validation": "perhaps"}, "tls_validation", "Must be a valid boolean."),
         ({"name": None}, "name", "This field may not be null."),
         ({"downloader": "nope"}, "downloader", "{remote}: no downloader named 'nope'; installed: {installed}"),
         (
             {"total_timeout": -1},
-            NON_FIELD,
+            "total_timeout",
             "{remote}: total_timeout must be a positive number of seconds, at most 2147483 (24.9 days), or None for "
             "no limit, not -1.0",
         ),
-        ({"username": "someone"}, NON_FIELD, "{remote}: username and password go together: give both or neither"),
-        ({"client_key": KEY}, NON_FIELD, "{remote}: client_key needs client_cert"),
+        ({"username": "someone"}, "username", "{remote}: username and password go together: give both or neither"),
+        ({"client_key": KEY}, "client_key", "{remote}: client_key needs client_cert"),
         (
             {"url": "http://user:secret@127.0.0.1/PULP_MANIFEST"},
             "url",

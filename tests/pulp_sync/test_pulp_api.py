@@ -289,6 +289,8 @@ def test_a_remote_in_pulps_shape(client: APIClient, server: str) -> None:
         ({"headers": {"X-A": "b"}}, "headers", 'Expected a list of objects, as [{"X-Name": "value"}].'),
         ({"downloader": "nope"}, "downloader", "remote 'r': no downloader named 'nope'; installed: "),
         ({"download_processes": -2}, "download_processes", "download_processes must be from 1 to 256, or auto"),
+        ({"download_concurrency": 0}, "download_concurrency", "remote 'r': download_concurrency must be from 1 to 256"),
+        ({"total_timeout": -1}, "total_timeout", "remote 'r': total_timeout must be a positive number of seconds"),
     ]:
         refused = call(client, "PATCH", remote["pulp_href"], fields)
         assert refused.status_code == 400 and list(refused.json()) == [field], refused.json()
