@@ -11,7 +11,7 @@ import json
 import signal
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
@@ -111,13 +111,31 @@ def sync(
 
     repository_name = repository_name or _name_from_url(url)
     remote = _save_remote(remote_name or repository_name, url, settings)
-    repository, _ = Repository.objects.get_or_create(name=repository_name)
-    if tasking == "inline":
-        with _signals_end_the_sync(repository.name):
-            _sync_inline(remote, repository, as_json, manifest_file)
-    else:
-        with redis_errors():
-            _sync_task(remote, repository, as_json, wait, manifest_file)
+    repository, created = Repository.objects.get_or_create(name=repository_name)
+    with _discarded_unless_synced(repository, created):
+        if tasking == "inline":
+            with _signals_end_the_sync(repository.name):
+                _sync_inline(remote, repository, as_json, manifest_file)
+        else:
+            with redis_errors():
+                _sync_task(remote, repository, as_json, wait, manifest_file)
+
+
+@contextmanager
+def _discarded_unless_synced(repository: Repository, created: bool) -> Iterator[None]:
+    """A repository this command made is deleted again when the command ends (however it ends) with no version
+    of it and no task of it still to run: a failed first sync leaves no empty repository behind. Its remote
+    stays: the settings given are saved whatever the sync does."""
+    try:
+        yield
+    finally:
+        if created:
+            from django.db import DatabaseError
+
+            from pulp_sync.sync.pipeline import discard_if_never_synced
+
+            with suppress(DatabaseError):  # a database gone is what the command already reports, not a second error
+                discard_if_never_synced(repository)
 
 
 def _save_remote(name: str, url: str, settings: dict[str, Any]) -> Remote:

@@ -43,7 +43,15 @@ from pulp_sync.content.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.content.store import ArtifactStore, artifact_store
 from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
-from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
+from pulp_sync.models import (
+    UNFINISHED_TASK_STATES,
+    Artifact,
+    FileContent,
+    Remote,
+    Repository,
+    RepositoryContent,
+    RepositoryVersion,
+)
 from pulp_sync.progress import NullProgress, ProgressSink, ShardsSink
 from pulp_sync.sync.split.forked import Runner, run_shards
 from pulp_sync.sync.split.planning import (
@@ -58,7 +66,7 @@ from pulp_sync.sync.split.planning import (
 )
 from pulp_sync.sync.spool import read_spool, spool_line
 
-__all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped", "download_shard"]
+__all__ = ["SyncError", "SyncReport", "sync_repository", "DownloadStopped", "download_shard", "discard_if_never_synced"]
 
 
 log = logging.getLogger(__name__)
@@ -320,11 +328,29 @@ def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:
         log.warning("Another sync of repository %s is running: waiting for it (up to %g s)", repository.name, wait)
 
     try:
-        with locks.held(f"pulp_sync.repository:{repository.pk}", wait, waiting):
+        with locks.held(_lock_name(repository), wait, waiting):
             yield
     except locks.LockTimeout as error:
         raise SyncError(f"another sync of repository {repository.name} still runs after {wait:g} s; nothing was "
                         "changed: sync again once it ends, or raise PULP_SYNC_REPOSITORY_WAIT", error) from error
+
+
+def discard_if_never_synced(repository: Repository) -> bool:
+    """Delete `repository` if it has no version, no unfinished task and no sync holding its lock; True if it
+    did. For a command that made the repository to sync into: if that first sync fails, `repositories`
+    does not list it empty afterwards. A sync that waits for the lock finds the repository still there."""
+    try:
+        with locks.held(_lock_name(repository), 0), transaction.atomic():
+            unsynced = Repository.objects.filter(pk=repository.pk, versions__isnull=True)
+            deleted, _ = unsynced.exclude(tasks__state__in=UNFINISHED_TASK_STATES).delete()
+    except locks.LockTimeout:
+        return False
+    return deleted > 0
+
+
+def _lock_name(repository: Repository) -> str:
+    """The name of the lock one sync of the repository at a time holds (pulp_sync/locks.py)."""
+    return f"pulp_sync.repository:{repository.pk}"
 
 
 def downloader_for(remote: Remote, shard: int = 0, shards: int = 1) -> tuple[Downloader, DownloaderSettings]:

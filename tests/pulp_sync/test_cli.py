@@ -17,7 +17,7 @@ from click.testing import CliRunner, Result
 from downloaders import available
 from pulp_sync import defaults
 from pulp_sync.cli import cli
-from pulp_sync.models import Artifact, Remote, RepositoryVersion
+from pulp_sync.models import Artifact, Remote, Repository, RepositoryVersion
 
 PULP_SYNC = Path(sys.executable).parent / "pulp-sync"
 
@@ -176,6 +176,20 @@ def test_failed_download_still_reports_in_json(db: Path, server: str) -> None:
     report = json.loads(result.stdout)
     assert (report["version"], report["failures"]) == (None, 1)
     assert report["error"] == result.stderr.removeprefix("Error: ").rstrip("\n")
+
+
+def test_a_failed_first_sync_leaves_no_empty_repository_and_a_failed_resync_keeps_its_version(
+    db: Path, server: str
+) -> None:
+    """The repository a sync made for itself goes again with the failure (its remote, the settings given, stays);
+    a repository that was there before stays, with its version. (`--no-wait`, whose task has yet to run, keeps
+    it: tests/pulp_sync/tasking/test_tasks.py syncs such a repository on a worker afterwards.)"""
+    assert invoke("sync", server + "missing/PULP_MANIFEST", "--repository", "new").exit_code == 1
+    assert not Repository.objects.filter(name="new").exists() and Remote.objects.filter(name="new").exists()
+    assert invoke("sync", server + "good/PULP_MANIFEST", "--repository", "kept").exit_code == 0
+    again = invoke("sync", server + "missing/PULP_MANIFEST", "--repository", "kept", "--remote", "gone")
+    assert again.exit_code == 1 and "'kept' is unchanged" in again.stderr
+    assert json.loads(invoke("repositories", "--json").stdout) == [{"name": "kept", "version": 1, "content_units": 12}]
 
 
 def test_repositories_and_reset(db: Path, server: str) -> None:
