@@ -16,6 +16,7 @@ from pathlib import Path
 from harness.analysis import calibration
 from harness.analysis.findings import Analysis, Pair
 from harness.analysis.sweep import recommend, recommendation_sentence, setting_label
+from harness.experiment.spec import Experiment, PulpSyncVariant
 from harness.report import wording
 from harness.results.folder import RESULTS_FILE, Results
 from harness.results.outputs import perf_data_name
@@ -120,6 +121,11 @@ class ReportView:
         return (*self.averages, *self.disagreements, *self.peers, *(self.sweep.sentences if self.sweep else ()))
 
 
+def _auto(spec: Experiment) -> set[str]:
+    """The variants whose processes the sync chose (`processes = "auto"`): what it chose is worth a line."""
+    return {v.name for v in spec.variants if isinstance(v, PulpSyncVariant) and v.processes == "auto"}
+
+
 def build_view(results: Results, analysis: Analysis, folder: Path, plots: Sequence[str]) -> ReportView:
     """The view of `results` (analysed as `analysis`) rendered into `folder`, whose plots are `plots`.
     Reads the machine's calibration stored beside the folder (harness.analysis.calibration)."""
@@ -135,7 +141,7 @@ def build_view(results: Results, analysis: Analysis, folder: Path, plots: Sequen
         means=Table(*wording.matrix(results, analysis, "mean")),
         stdevs=Table(*wording.matrix(results, analysis, "stdev")),
         cells=Table(wording.TIME_HEADER, tuple(wording.time_row(cell) for cell in analysis.cells)),
-        splits=tuple(wording.split_lines(analysis)),
+        splits=tuple(wording.split_lines(analysis, _auto(spec))),
         resources=Table(wording.RESOURCE_HEADER, tuple(wording.resource_row(cell) for cell in analysis.cells)),
         baseline=baseline,
         pairs=tuple(_pair_line(pair) for pair in analysis.pairs),

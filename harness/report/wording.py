@@ -7,6 +7,8 @@ harness.report.view) and `bench compare` (harness.analysis.compare) always say t
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from harness.analysis.findings import Analysis, Cell, Pair
 from harness.analysis.stats import AverageChange, Comparison, bootstrap_min_rounds
 from harness.analysis.sweep import Recommendation, value_text
@@ -258,13 +260,21 @@ def overhead_line(analysis: Analysis) -> str:
     )
 
 
-def split_lines(analysis: Analysis) -> list[str]:
+def split_lines(analysis: Analysis, auto: Collection[str] = ()) -> list[str]:
     """"500 x asyncio-p4: 4 processes sharing 10 connections (medians of counted runs)" for each cell whose syncs
-    were split: a split sync's speed-up is the processes', not more connections' (their processes together
-    hold the remote's budget, issue 32; older records say how many they held)."""
-    return [f"{cell.manifest} x {cell.variant}: {_count(cell.processes)} processes sharing "
-            f"{_count(cell.connections)} connections (medians of counted runs)"
-            for cell in analysis.cells if cell.processes is not None and cell.processes > 1]
+    were split, and for each cell of a variant in `auto` (`processes = "auto"`) what auto came to, one process
+    too: a split sync's speed-up is the processes', not more connections' (their processes together hold the
+    remote's budget, issue 32; older records say how many they held)."""
+    lines = []
+    for cell in analysis.cells:
+        split = cell.processes is not None and cell.processes > 1
+        if split or (cell.variant in auto and cell.processes is not None):
+            came_to = "processes = auto came to " if cell.variant in auto else ""
+            shared = "sharing" if split else "holding"
+            lines.append(f"{cell.manifest} x {cell.variant}: {came_to}{_count(cell.processes)} "
+                         f"{'processes' if split else 'process'} {shared} {_count(cell.connections)} connections "
+                         "(medians of counted runs)")
+    return lines
 
 
 def _count(value: float | None) -> str:

@@ -123,6 +123,15 @@ def test_render_makes_plots_summary_and_a_report(tmp_path: Path, results: Result
     assert "processes" not in rendered.plots, "no processes plot when every sync is one process"
 
 
+def test_what_auto_came_to_is_said_when_it_is_one_process_too(tmp_path: Path) -> None:
+    spec = Experiment(name="cores", variants=(InlineVariant("auto", "asyncio", processes="auto"),),
+                      manifests=("100",), runs=2, warmup=0)
+    runs = [make_run("auto", 1.0, round_, processes=1, connections=10) for round_ in (1, 2)]
+    save_run_outputs(tmp_path, Results(experiment=spec, runs=runs, manifests={"100": {"files": 100, "bytes": 10**7}}))
+    assert render(tmp_path).view.splits == (
+        "100 x auto: processes = auto came to 1 process holding 10 connections (medians of counted runs)",)
+
+
 def test_variants_that_split_their_sync_get_throughput_against_processes(tmp_path: Path) -> None:
     variants = (InlineVariant("one", "asyncio"), InlineVariant("two", "asyncio", processes=2),
                 InlineVariant("auto", "asyncio", processes="auto"),
@@ -135,10 +144,14 @@ def test_variants_that_split_their_sync_get_throughput_against_processes(tmp_pat
     rendered = render(tmp_path)
     summary = (tmp_path / "summary.md").read_text()
     assert "- 100 x two: 2 processes sharing 10 connections (medians of counted runs)" in summary
+    assert "- 100 x auto: processes = auto came to 2 processes sharing 10 connections (medians of counted runs)" \
+        in summary, "what auto came to, in summary.md as in the terminal (the same view's lines)"
     assert "100 x one:" not in summary, "an unsplit sync's connections are its concurrency, in the variant"
     assert "| 100 | two | 0.40 | 100.0 | 0.010 | 0.020 | 0.030 | 2 | 10 |" in summary, "the resources' columns"
     assert "2 processes sharing 10 connections" in " ".join(parse_report(rendered.report).text)
     assert "processes" in rendered.plots
+    assert rendered.view.splits == tuple(line.removeprefix("- ") for line in summary.splitlines()
+                                         if line.startswith("- 100 x "))
     check_png(tmp_path / "processes.png")
     svg = (tmp_path / "processes.svg").read_text()
     assert all(label in svg for label in ("asyncio (auto)", "curl", "files/s", "MB/s")), "legend and panels"
