@@ -25,8 +25,6 @@ from harness import defaults
 from harness.errors import HarnessError
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from harness.analysis.compare import CellChange
     from harness.experiment.spec import Experiment
     from harness.report.render import Rendered
@@ -320,22 +318,15 @@ def _print_changes(title: str, changes: list[CellChange], notes: list[str]) -> N
     from rich.table import Table
 
     from harness.analysis.compare import COMPARE_HEADER, change_rows
+    from pulp_base.console import console
 
-    console = _console()
+    out = console()
     for note in notes:
-        console.print(f"[yellow]Differs:[/yellow] {note}", highlight=False)
+        out.print(f"[yellow]Differs:[/yellow] {note}", highlight=False)
     table = Table(*COMPARE_HEADER, title=title)
     for row in change_rows(changes):
         table.add_row(*row)
-    console.print(table)
-
-
-def _console() -> Console:
-    """Standard output; tables get 140 columns when it is a file or pipe (rich would wrap at 80)."""
-    from rich.console import Console
-
-    console = Console()
-    return console if console.is_terminal else Console(width=140)
+    out.print(table)
 
 
 def main() -> None:
@@ -426,22 +417,22 @@ def _print_rendered(rendered: Rendered, as_json: bool) -> None:
     """The summary and where the report is; or, for machines, one JSON object: the folder, the report and the
     statistics results.json keeps (cells, pairs, averages, warnings)."""
     from harness.report.terminal import print_summary
+    from pulp_base.console import console
 
     if as_json:
         document = {"folder": str(rendered.folder), "report": str(rendered.report), **rendered.analysis.as_dict()}
         click.echo(json.dumps(document))
         return
-    print_summary(_console(), rendered.view)
+    print_summary(console(), rendered.view)
     click.echo(f"Report: {rendered.report}")
 
 
 def _run(experiment: Experiment, options: dict[str, Any]) -> Path:
     """Prepare and make the runs; the results folder. Ctrl-C and the signals of _interrupt end it, exit 130."""
-    from rich.console import Console
-
     from harness.experiment.plan import check_plan, plan_sentence, plan_warnings
     from harness.run.progress import progress_for
     from harness.run.runner import RunOptions, prepare, run_experiment
+    from pulp_base.console import console
 
     resumed = _resumed(experiment, options)
     prepared = prepare(experiment, options["state_dir"])  # the remote checked, the sample drawn
@@ -452,7 +443,7 @@ def _run(experiment: Experiment, options: dict[str, Any]) -> Path:
     check_plan(experiment, prepared[1], previous, options["max_bytes"])
     folder = resumed[0] if resumed else _new_folder(experiment, options)
     run_options = RunOptions(state_dir=options["state_dir"],
-                             progress=progress_for(Console(stderr=True), quiet=options["quiet"]))
+                             progress=progress_for(console(stderr=True), quiet=options["quiet"]))
     click.echo(f"Results: {folder}", err=True)
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(signum, _interrupt)

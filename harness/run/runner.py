@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from harness import defaults
 from harness.analysis.derived import save_run_outputs
 from harness.experiment.operator_remote import resolve_settings
@@ -41,6 +39,7 @@ from harness.run.schedule import PlannedRun, plan
 from harness.run.trash import Trash
 from harness.variants import hosts, pulp_sync_cli
 from harness.variants.databases import create_database, database_url
+from pulp_base.console import console
 
 __all__ = ["RunOptions", "check_runnable", "check_variants", "prepare", "run_experiment", "compatible"]
 
@@ -53,7 +52,7 @@ class RunOptions:
 
     state_dir: Path = defaults.STATE_DIR
     command: Sequence[str] = defaults.PULP_SYNC_COMMAND
-    progress: RunProgress = field(default_factory=lambda: progress_for(Console(stderr=True)))
+    progress: RunProgress = field(default_factory=lambda: progress_for(console(stderr=True)))
     cleanup: bool = True
 
 

@@ -7,9 +7,9 @@ import json
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from pulp_base.console import console
 from pulp_sync import database
 from pulp_sync.cli.shared import open_database
 from pulp_sync.progress import progress_for
@@ -62,7 +62,7 @@ def repositories(as_json: bool) -> None:
     for row in listed:
         version = "-" if row["version"] is None else str(row["version"])
         table.add_row(str(row["name"]), version, str(row["content_units"]))
-    Console().print(table)
+    console().print(table)
 
 
 @click.command()
@@ -80,7 +80,7 @@ def verify(repair: bool, as_json: bool) -> None:
     from pulp_sync.content.store import artifact_store
     from pulp_sync.content.verify import verify_store
 
-    found = verify_store(artifact_store(), repair, progress_for(Console(stderr=True), "Checking"))
+    found = verify_store(artifact_store(), repair, progress_for(console(stderr=True), "Checking"))
     if as_json:
         click.echo(json.dumps(found.as_dict()))
     else:
@@ -112,7 +112,7 @@ def _print_verification(found: Verification) -> None:
     table = Table("check", "found", "repair", box=None)
     for what, count, action in found.counts():
         table.add_row(what, str(count), action if count else "")
-    Console().print(table)
+    console().print(table)
     for version in found.incomplete_versions:
         click.echo(f"incomplete: {version}")
     if not found.problems():

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
 import click
-from rich.console import Console
 
+from pulp_base.console import console
 from pulp_base.download_processes import parse_processes
 from pulp_base.manifest import MANIFEST_NAME
 from pulp_sync.cli.downloaders import InstalledDownloader
@@ -209,7 +209,7 @@ def _sync_inline(remote: Remote, repository: Repository, as_json: bool, manifest
 
     report: SyncReport | None
     try:
-        progress = progress_for(Console(stderr=True))
+        progress = progress_for(console(stderr=True))
         report, error = sync_repository(remote, repository, progress, manifest_file=manifest_file), None
     except SyncError as failure:
         report, error = failure.report, one_line(failure)
@@ -225,10 +225,10 @@ def _sync_task(remote: Remote, repository: Repository, as_json: bool, wait: bool
     task = dispatch_sync(repository, remote, tasking="rq", manifest_file=manifest_file)
     if wait and not task.is_finished:
         try:  # from here on, Ctrl-C asks what to do with the queued task
-            console = Console(stderr=True)
-            if console.is_terminal:
-                console.print(f"Queued task {task.pk}; waiting for a `pulp-sync worker` to run it")
-            task = wait_for(task, progress=progress_for(console))
+            err = console(stderr=True)
+            if err.is_terminal:
+                err.print(f"Queued task {task.pk}; waiting for a `pulp-sync worker` to run it")
+            task = wait_for(task, progress=progress_for(err))
         except KeyboardInterrupt:
             _interrupted_wait(task)
     if not task.is_finished:

@@ -7,9 +7,9 @@ import uuid
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from pulp_base.console import console
 from pulp_sync.cli.shared import open_database, redis_errors, task_dict
 from pulp_sync.messages import one_line, redact
 
@@ -73,7 +73,7 @@ def tasks(ctx: click.Context, state: str | None, as_json: bool) -> None:
         table.add_column(column, overflow="fold", no_wrap=column == "state")
     for task in listed:
         table.add_row(*_task_row(task))
-    Console().print(table)
+    console().print(table)
 
 
 @tasks.command("cancel")
