@@ -15,12 +15,14 @@ import hashlib
 
 from django.conf import settings
 from redis import Redis
+from rq import Queue, Worker
+from rq.worker import BaseWorker
 
 from pulp_base.process_names import this_process
 from pulp_sync import database
 from pulp_sync.messages import redact
 
-__all__ = ["redis_connection", "redis_location", "queue_name", "still_alive", "beating"]
+__all__ = ["redis_connection", "redis_location", "queue_name", "queue_workers", "still_alive", "beating"]
 
 _ALIVE_KEY = "pulp-sync:alive:"
 """Redis key prefix of a worker's heartbeat: it exists while the worker named after it lives."""
@@ -44,6 +46,12 @@ def queue_name() -> str:
 
 
 @functools.cache
+def queue_workers() -> list[BaseWorker]:
+    """The RQ workers registered on this service's queue, by name (RedisError if Redis does not answer):
+    `status/` and `workers/` list them."""
+    return sorted(Worker.all(queue=Queue(queue_name(), connection=redis_connection())), key=lambda w: w.name)
+
+
 def _installation_queue() -> str:
     return "pulp-sync-" + hashlib.sha256(database.identity().encode()).hexdigest()[:12]
 

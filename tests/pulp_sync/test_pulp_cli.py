@@ -128,7 +128,9 @@ def test_status_remote_repository_sync_versions_tasks(pulp: Pulp, server: str, t
     artifacts = task["progress_reports"][0]
     assert (artifacts["code"], artifacts["state"], artifacts["done"]) == ("sync.downloading.artifacts", "completed", 11)
     assert artifacts["total"] == 11, "twelve lines, one body twice"
-    assert task["worker"] and task["started_at"] <= task["finished_at"]
+    assert task["started_at"] <= task["finished_at"]
+    [worker] = pulp.json("worker", "list")
+    assert task["worker"] == worker["pulp_href"], "the RQ worker that ran it, as an href"
 
     destroyed = pulp("file", "remote", "destroy", "--name", remote_name)
     assert destroyed.returncode == 0, destroyed.stderr
@@ -232,6 +234,37 @@ def test_pulp_cli_gives_and_takes_roles(pulp: Pulp, stack: Api, server: str, tmp
 
     pulp.json("file", "remote", "role", "remove", "--name", name, "--role", role, "--user", user)
     assert viewer("file", "remote", "show", "--name", name).returncode == 1, "hidden again"
+
+
+def test_pulp_cli_lists_workers_and_users_and_an_admin_deletes_a_user(
+    pulp: Pulp, stack: Api, tmp_path: Path
+) -> None:
+    """`pulp worker` and `pulp user` answer (they ended in pulp-cli's KeyError): the stack's worker, by name
+    and by href; every user for the admin, oneself for anyone else; `user destroy` for admins only, as
+    `pulp-sync deleteuser`."""
+    [worker] = pulp.json("worker", "list")
+    assert (worker["online"], worker["missing"], worker["current_task"]) == (True, False, None)
+    assert re.fullmatch("/pulp/api/v3/workers/[0-9a-f-]{36}/", worker["pulp_href"]), "a UUID, as Pulp's"
+    assert pulp.json("worker", "show", "--name", worker["name"]) == worker
+    assert pulp.json("worker", "show", "--href", worker["pulp_href"]) == worker
+    assert pulp.json("worker", "list", "--name-contains", worker["name"][1:4], "--online") == [worker]
+    assert pulp.json("worker", "list", "--missing") == []
+
+    user = unique("someone")
+    pulp_sync(stack.env, "createuser", user, "--password", PASSWORD)
+    someone = configured(stack, tmp_path, user)
+    assert [u["username"] for u in someone.json("user", "list")] == [user], "anyone else sees only themselves"
+    names = [u["username"] for u in pulp.json("user", "list", "--limit", "1000")]
+    assert {"tester", user} <= set(names) and names == sorted(names)
+    shown = pulp.json("user", "show", "--username", user)
+    assert (shown["is_staff"], shown["is_active"], shown["groups"]) == (False, True, [])
+    refused = someone("user", "destroy", "--username", user)
+    assert refused.returncode == 1 and "users_delete is not authorized" in refused.stderr, refused.stderr
+    made = pulp("user", "create", "--username", unique("new"), "--password", PASSWORD)
+    assert made.returncode == 1 and "made and changed on the server's command line" in made.stderr, made.stderr
+    assert pulp("user", "destroy", "--username", user).returncode == 0
+    assert user not in [u["username"] for u in pulp.json("user", "list", "--limit", "1000")]
+    assert someone("user", "list").returncode == 1, "deleted: they cannot sign in"
 
 
 def test_versions_content_and_orphans_on_mariadb(tmp_path: Path, server: str) -> None:

@@ -20,6 +20,7 @@ from pulp_sync.api.fields import HrefField, RelatedHrefField, VersionHrefField, 
 from pulp_sync.api.pulp.filters import object_of
 from pulp_sync.api.pulp.labels import NoLabelsField
 from pulp_sync.api.pulp.versions import added_content, removed_content
+from pulp_sync.api.pulp.workers import worker_href
 from pulp_sync.api.serializers import HIDDEN_GIVEN_BACK, RemoteSerializer, UniqueName, shown_headers
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
 
@@ -290,7 +291,7 @@ class ProgressReportSerializer(serializers.Serializer):
 
 class TaskSerializer(PulpFields, serializers.ModelSerializer):
     """A task as Pulp shows it; `result` is pulp-sync's report of it (a sync's SyncReport, an orphan
-    cleanup's counts), `worker` the RQ worker's name (or host:pid) that ran it."""
+    cleanup's counts), `worker` the href of the RQ worker that ran it (pulp_sync.api.pulp.workers)."""
 
     pulp_href = HrefField(view_name="pulp-task-detail")
     pulp_created = serializers.DateTimeField(source="created", read_only=True)
@@ -328,8 +329,12 @@ class TaskSerializer(PulpFields, serializers.ModelSerializer):
         return {"description": task.error} if task.error else None
 
     @extend_schema_field({"type": "string", "nullable": True})
+    @extend_schema_field({"type": "string", "format": "uri", "nullable": True})
     def get_worker(self, task: Task) -> str | None:
-        return task.worker or None
+        """The href of the RQ worker that ran the task; null for a task run in the API's own process (named
+        host:pid, as Pulp's immediate tasks have no worker) and for one not yet started."""
+        in_process = ":" in task.worker  # pulp_base.process_names.this_process(); RQ's names have none
+        return None if not task.worker or in_process else worker_href(task.worker)
 
     @extend_schema_field(ProgressReportSerializer(many=True))
     def get_progress_reports(self, task: Task) -> list[dict[str, Any]]:

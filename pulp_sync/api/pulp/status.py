@@ -14,10 +14,9 @@ from django.conf import settings
 from django.db import DatabaseError, connection
 from redis.exceptions import RedisError
 from rest_framework import serializers
-from rq import Queue, Worker
 
 from pulp_sync.api.pulp.schema import APP_VERSIONS
-from pulp_sync.tasking.queues import queue_name, redis_connection
+from pulp_sync.tasking.queues import queue_workers
 
 __all__ = ["StatusSerializer", "service_status"]
 
@@ -82,7 +81,7 @@ def _version(component: str, version: str) -> dict[str, Any]:
 def _workers() -> list[dict[str, Any]] | None:
     """The workers registered on the queue, from Redis; None if Redis does not answer."""
     try:
-        found = Worker.all(queue=Queue(queue_name(), connection=redis_connection()))
+        found = queue_workers()
     except RedisError:
         return None
     return [{"name": worker.name, "last_heartbeat": worker.last_heartbeat, "versions": {}} for worker in found]

@@ -7,7 +7,7 @@ from django.urls import include, path, re_path
 from rest_framework.routers import SimpleRouter
 
 from pulp_sync.api.documents import document_view
-from pulp_sync.api.pulp import not_served, publishing, views
+from pulp_sync.api.pulp import not_served, publishing, users, views
 from pulp_sync.api.pulp.content_app import content
 from pulp_sync.api.pulp.login import LoginView
 from pulp_sync.api.pulp.schema import SCHEMA_SETTINGS, PulpSchemaGenerator
@@ -27,6 +27,8 @@ router.register("publications/file/file", publishing.FilePublicationViewSet, bas
 router.register("distributions/file/file", publishing.FileDistributionViewSet, basename="pulp-file-distribution")
 router.register("artifacts", views.ArtifactViewSet, basename="pulp-artifact")
 router.register("tasks", views.TaskViewSet, basename="pulp-task")
+router.register("users", users.UserViewSet, basename="pulp-user")
+router.register("workers", views.WorkerViewSet, basename="pulp-worker")
 
 endpoints = [
     path("pulp/api/v3/", include(router.urls)),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.db.models import Max, Q, QuerySet
+from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
@@ -40,6 +41,7 @@ from pulp_sync.api.pulp.serializers import (
 )
 from pulp_sync.api.pulp.status import StatusSerializer, service_status
 from pulp_sync.api.pulp.versions import added_content, removed_content
+from pulp_sync.api.pulp.workers import WORKER_FILTERS, WorkerSerializer, online_workers, worker_id
 from pulp_sync.content.versions import VersionError, delete_version
 from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryVersion, Task, TaskState
 from pulp_sync.tasking.tasks import cancel_task
@@ -336,3 +338,27 @@ class StatusView(DeclaredQuery, APIView):
 def _task_started(task: Task) -> Response:
     """Pulp's answer to a request that started a task: 202 and where to poll it."""
     return Response({"task": reverse("pulp-task-detail", kwargs={"pk": task.pk})}, status=status.HTTP_202_ACCEPTED)
+
+
+class WorkerViewSet(PulpViewSet):
+    """The workers taking this service's queue; a list or one of them, for every signed-in user."""
+
+    serializer_class = WorkerSerializer
+    lookup_value_regex = "[0-9a-f-]{36}"
+    query_filters = WORKER_FILTERS
+    pulp_id_prefix = "workers"
+    pulp_tag = "Workers"
+    pulp_href = "worker_href"
+
+    def get_queryset(self) -> list[dict[str, Any]]:  # type: ignore[override] # rows of Redis, not a QuerySet
+        return online_workers()
+
+    def list(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))  # type: ignore[arg-type]
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    def retrieve(self, request: Request, pk: str) -> Response:
+        row = next((row for row in self.get_queryset() if worker_id(row["name"]) == pk), None)
+        if row is None:
+            raise Http404
+        return Response(self.get_serializer(row).data)
