@@ -13,6 +13,8 @@
     acs/, {href}set_label/, uploads/, ...       declared, answered 501 saying why (not_served.py)
     artifacts/                                  list and read (admins)
     tasks/                                      list and read; PATCH {"state": "canceled"} cancels
+    workers/                                    list and read: the RQ workers on the queue (workers.py)
+    users/                                      list and read; delete (admins), as deleteuser (users.py)
     orphans/cleanup/                            POST: a task deleting what no version holds (admins)
     status/                                     versions, workers, database, Redis, storage
     docs/api.json                               the OpenAPI document, with Pulp's operation ids
