@@ -114,7 +114,7 @@ def sync(
     repository, created = Repository.objects.get_or_create(name=repository_name)
     with _discarded_unless_synced(repository, created):
         if tasking == "inline":
-            with _signals_end_the_sync(repository.name):
+            with _signals_end_the_sync(repository.name, created):
                 _sync_inline(remote, repository, as_json, manifest_file)
         else:
             with redis_errors():
@@ -183,10 +183,11 @@ class _Stopped(BaseException):
 
 
 @contextmanager
-def _signals_end_the_sync(repository: str) -> Iterator[None]:
+def _signals_end_the_sync(repository: str, created: bool) -> Iterator[None]:
     """SIGTERM (what systemd and container runtimes send) and SIGINT (Ctrl-C) end an inline sync cleanly:
-    its workspace of partial downloads is removed on the way out, the repository keeps its version, the
-    verified artifacts stay for the next sync; the exit status is 128 + the signal's number (143, 130)."""
+    its workspace of partial downloads is removed on the way out, the repository keeps its version (one
+    `created` for this sync is not kept: _discarded_unless_synced), the verified artifacts stay for the next
+    sync; the exit status is 128 + the signal's number (143, 130)."""
 
     def stop(signum: int, _frame: object) -> None:
         raise _Stopped(signum)
@@ -196,7 +197,8 @@ def _signals_end_the_sync(repository: str) -> Iterator[None]:
         yield
     except _Stopped as stopped:
         name = signal.Signals(stopped.signum).name
-        click.echo(f"Error: stopped by {name}; {repository!r} keeps its version, and the artifacts downloaded "
+        kept = f"{repository!r}, made for this sync, is not kept" if created else f"{repository!r} keeps its version"
+        click.echo(f"Error: stopped by {name}; {kept}, and the artifacts downloaded "
                    "so far are kept, so syncing again resumes", err=True)
         sys.exit(128 + stopped.signum)
     finally:

@@ -272,8 +272,8 @@ def test_a_signal_ends_the_inline_sync_cleanly(db: Path, paced_server: str, sign
     _, stderr = child.communicate(timeout=30)
 
     assert child.returncode == status, stderr
-    assert stderr.endswith(f"Error: stopped by {signal.Signals(signum).name}; 'repo' keeps its version, and the "
-                           "artifacts downloaded so far are kept, so syncing again resumes\n"), stderr
+    assert stderr.endswith(f"Error: stopped by {signal.Signals(signum).name}; 'repo', made for this sync, is not "
+                           "kept, and the artifacts downloaded so far are kept, so syncing again resumes\n"), stderr
     assert workspace is not None and not workspace.exists(), "the partial downloads are removed"
-    assert not Repository.objects.get(name="repo").versions.exists()
+    assert not Repository.objects.filter(name="repo").exists(), "its first sync stopped: no empty repository left"
     assert verify_store(artifact_store()).problems() == 0, "no temp file left, the store agrees with its rows"
