@@ -124,8 +124,9 @@ def sync(
 @contextmanager
 def _discarded_unless_synced(repository: Repository, created: bool) -> Iterator[None]:
     """A repository this command made is deleted again when the command ends (however it ends) with no version
-    of it and no task of it still to run: a failed first sync leaves no empty repository behind. Its remote
-    stays: the settings given are saved whatever the sync does."""
+    of it and no task naming it: a failed first inline sync leaves no empty repository behind. One synced as an
+    RQ task stays with its task, failed or to run (discard_if_never_synced). Its remote stays: the settings
+    given are saved whatever the sync does."""
     try:
         yield
     finally:

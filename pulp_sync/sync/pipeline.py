@@ -43,15 +43,7 @@ from pulp_sync.content.bulk import batches, insert_rows, now_for_insert
 from pulp_sync.content.store import ArtifactStore, artifact_store
 from pulp_sync.database import retried
 from pulp_sync.messages import one_line, redact
-from pulp_sync.models import (
-    UNFINISHED_TASK_STATES,
-    Artifact,
-    FileContent,
-    Remote,
-    Repository,
-    RepositoryContent,
-    RepositoryVersion,
-)
+from pulp_sync.models import Artifact, FileContent, Remote, Repository, RepositoryContent, RepositoryVersion
 from pulp_sync.progress import NullProgress, ProgressSink, ShardsSink
 from pulp_sync.sync.split.forked import Runner, run_shards
 from pulp_sync.sync.split.planning import (
@@ -336,13 +328,15 @@ def _one_sync_at_a_time(repository: Repository) -> Iterator[None]:
 
 
 def discard_if_never_synced(repository: Repository) -> bool:
-    """Delete `repository` if it has no version, no unfinished task and no sync holding its lock; True if it
-    did. For a command that made the repository to sync into: if that first sync fails, `repositories`
-    does not list it empty afterwards. A sync that waits for the lock finds the repository still there."""
+    """Delete `repository` if it has no version, no task and no sync holding its lock; True if it did. For a
+    command that made the repository to sync into: if that first sync fails, `repositories` does not list it
+    empty afterwards. A repository a task names stays, whatever the task's state: one to run needs it, and a
+    failed one's record names it (`tasks` shows which repository failed). A sync that waits for the lock
+    finds the repository still there."""
     try:
         with locks.held(_lock_name(repository), 0), transaction.atomic():
-            unsynced = Repository.objects.filter(pk=repository.pk, versions__isnull=True)
-            deleted, _ = unsynced.exclude(tasks__state__in=UNFINISHED_TASK_STATES).delete()
+            unsynced = Repository.objects.filter(pk=repository.pk, versions__isnull=True, tasks__isnull=True)
+            deleted, _ = unsynced.delete()
     except locks.LockTimeout:
         return False
     return deleted > 0
