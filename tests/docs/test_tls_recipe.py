@@ -98,4 +98,5 @@ def test_the_recipe_serves_a_repository_over_tls_with_basic_auth(served: tuple[P
     assert refused.returncode == 1 and "401" in refused.stderr, refused.stderr
     system_cas = Path("/etc/ssl/certs/ca-certificates.crt")  # trusted by the system, not the recipe's signer
     unverified = _sync(folder, port, PASSWORD, "--ca-cert", str(system_cas))
-    assert unverified.returncode == 1 and "TLS certificate not trusted: self-signed" in unverified.stderr, unverified.stderr
+    assert unverified.returncode == 1, unverified.stderr
+    assert "TLS certificate not trusted: self-signed" in unverified.stderr, unverified.stderr
