@@ -348,7 +348,8 @@ def calibrate_command(spec: Path | None, count: int, manifests: tuple[str, ...] 
     the smallest difference detected four times in five. Stored as RESULTS_DIR/calibration.json; later
     reports on this machine quote it."""
     from harness.analysis.calibration import a_a_experiment, calibrate, save
-    from harness.experiment.spec import Experiment, InlineVariant, load_spec
+    from harness.experiment.spec import Experiment, load_spec
+    from harness.experiment.variant import InlineVariant
     from harness.report.render import render
     from harness.results.folder import new_results_dir
     from harness.run.machine import state_lock

@@ -23,7 +23,8 @@ from harness.analysis.stats import (
     mean_or_none,
     median_or_none,
 )
-from harness.experiment.spec import CommandVariant, Experiment
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import CommandVariant
 from harness.results.records import RunRecord
 from harness.results.warning import FigureWarning, Kind
 

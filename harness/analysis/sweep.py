@@ -19,7 +19,8 @@ from downloaders.settings import DownloaderSettings, remote_setting
 from harness import defaults
 from harness.analysis.findings import Analysis
 from harness.analysis.stats import Summary, welch_p
-from harness.experiment.spec import SWEEPABLE, Experiment, InlineVariant, SpecError, Variant, validate
+from harness.experiment.spec import SWEEPABLE, Experiment, SpecError, validate
+from harness.experiment.variant import InlineVariant, Variant
 
 __all__ = [
     "SweepLine",

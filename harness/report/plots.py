@@ -21,7 +21,7 @@ from matplotlib.ticker import FuncFormatter
 from harness.analysis.findings import Analysis, Cell, throughput_mb_s
 from harness.analysis.stats import Summary
 from harness.analysis.sweep import SweepLine
-from harness.experiment.spec import CommandVariant, PulpSyncVariant, Variant
+from harness.experiment.variant import CommandVariant, PulpSyncVariant, Variant
 from harness.results.folder import Results
 from harness.results.records import RunRecord
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from harness.analysis import calibration
 from harness.analysis.findings import Analysis, Pair
 from harness.analysis.sweep import recommend, recommendation_sentence, setting_label
-from harness.experiment.spec import Experiment, PulpSyncVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import PulpSyncVariant
 from harness.report import wording
 from harness.results.folder import RESULTS_FILE, Results
 from harness.results.outputs import perf_data_name

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 from fixtures.generate import MANIFEST_NAMES, default_fixture_dir, generate_tree, recorded_scale
 from harness.experiment.operator_remote import check_manifest, is_manifest_url, public_url, resolve_settings
 from harness.experiment.sample import parse_sample, sample_manifest
-from harness.experiment.spec import Experiment, InlineVariant, PulpSyncVariant, SpecError, Variant, manifest_path
+from harness.experiment.spec import Experiment, SpecError, manifest_path
+from harness.experiment.variant import InlineVariant, PulpSyncVariant, Variant
 from harness.variants.hosts import SERVICE_ADDRESS
 from harness.variants.programs import CommandInputs, write_inputs
 from pulp_base.manifest import MANIFEST_NAME, parse_manifest

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from harness.errors import SpecError
-from harness.experiment.spec import (
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import (
     PULPCORE,
     CommandVariant,
-    Experiment,
     InlineVariant,
     PulpApiVariant,
     PulpSyncVariant,

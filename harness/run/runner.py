@@ -26,7 +26,8 @@ from typing import Any
 from harness import defaults
 from harness.analysis.derived import save_run_outputs
 from harness.experiment.operator_remote import resolve_settings
-from harness.experiment.spec import Experiment, kind_tag
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import kind_tag
 from harness.results.folder import Results, now_iso
 from harness.results.records import RunRecord
 from harness.run.child import descendants

@@ -21,7 +21,8 @@ from typing import Any, TypedDict
 
 from harness import defaults
 from harness.experiment.operator_remote import resolve_reference
-from harness.experiment.spec import PULPCORE, STARTED_SERVERS, Experiment, PulpApiVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import PULPCORE, STARTED_SERVERS, PulpApiVariant
 from harness.results.records import RunRecord
 from harness.run.child import HighWater, descendants
 from harness.run.schedule import PlannedRun

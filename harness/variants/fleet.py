@@ -34,7 +34,8 @@ from typing import Any
 
 from harness import defaults
 from harness.experiment.sample import parse_sample, sample_manifest
-from harness.experiment.spec import Experiment, RqVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import RqVariant
 from harness.run.child import ChildRun, last_words, run_child
 from harness.run.fixture_site import ManifestSource
 from harness.variants import pulp_sync_cli

@@ -12,7 +12,7 @@ from typing import Any
 
 from harness import defaults
 from harness.errors import HarnessError
-from harness.experiment.spec import PulpSyncVariant, RqVariant, Variant
+from harness.experiment.variant import PulpSyncVariant, RqVariant, Variant
 from harness.run.child import ChildRun, last_words, run_child
 from harness.variants.databases import database_url
 from harness.variants.workers import QUEUE

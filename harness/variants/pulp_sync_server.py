@@ -18,7 +18,7 @@ from typing import IO
 
 from harness import defaults
 from harness.errors import HarnessError
-from harness.experiment.spec import InlineVariant
+from harness.experiment.variant import InlineVariant
 from harness.run.child import run_child
 from harness.variants import pulp_sync_cli
 from harness.variants.databases import create_database, server_database_url

@@ -24,7 +24,8 @@ import pytest
 from downloaders.registry import available
 from fixtures.profiles import PROFILES
 from fixtures.server import serve_in_background
-from harness.experiment.spec import Experiment, InlineVariant, manifest_path
+from harness.experiment.spec import Experiment, manifest_path
+from harness.experiment.variant import InlineVariant
 from harness.run.fixture_site import prepare_tree
 from harness.variants import pulp_sync_cli
 

@@ -24,7 +24,8 @@ from scipy import stats as scipy_stats
 from harness import defaults
 from harness.analysis.findings import Analysis, Pair, analyse
 from harness.analysis.stats import AverageChange, Comparison, average_change, bootstrap_min_rounds, compare, holm
-from harness.experiment.spec import Experiment, InlineVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import InlineVariant
 from harness.report.wording import average_sentences, disagreement_lines
 from harness.results.records import RunRecord
 from tests.harness.helpers import make_run

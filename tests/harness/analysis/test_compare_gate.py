@@ -13,7 +13,8 @@ from click.testing import CliRunner, Result
 
 from harness.analysis.derived import save_run_outputs
 from harness.cli import bench_group
-from harness.experiment.spec import Experiment, InlineVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import InlineVariant
 from harness.results.folder import Results
 from tests.harness.helpers import make_run
 

@@ -12,7 +12,8 @@ from harness.analysis.compare import gate_problems
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.cli import _exit_for_failures
-from harness.experiment.spec import Experiment, InlineVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import InlineVariant
 from harness.report.render import render
 from harness.report.wording import time_row
 from harness.results.folder import Results

@@ -15,7 +15,8 @@ from harness import cli
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.sweep import INDISTINGUISHABLE, RECOMMENDED, recommend, recommendation_sentence, sweep_experiment
-from harness.experiment.spec import Experiment, InlineVariant, SpecError, experiment_from_dict
+from harness.experiment.spec import Experiment, SpecError, experiment_from_dict
+from harness.experiment.variant import InlineVariant
 from harness.report.render import render
 from harness.results.folder import RESULTS_FILE, Results, load_results
 from tests.harness.helpers import make_run

@@ -9,7 +9,8 @@ from harness.analysis.compare import change_rows, compare_results, setup_differe
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.sweep import recommend, recommendation_sentence, sweep_experiment
-from harness.experiment.spec import Experiment, InlineVariant, RqVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import InlineVariant, RqVariant
 from harness.report.render import render
 from harness.results.folder import Results
 from tests.harness.helpers import make_run

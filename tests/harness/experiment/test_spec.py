@@ -10,9 +10,7 @@ import pytest
 from downloaders import available
 from downloaders.settings import REMOTE_SETTINGS
 from harness.experiment.spec import (
-    VARIANT_KINDS,
     Experiment,
-    PulpSyncVariant,
     SpecError,
     experiment_from_dict,
     experiment_from_record,
@@ -20,6 +18,7 @@ from harness.experiment.spec import (
     manifest_path,
     spec_schema,
 )
+from harness.experiment.variant import VARIANT_KINDS, PulpSyncVariant
 from harness.run.fixture_site import check_site, resolve_profile
 from harness.variants.pulp_sync_cli import sync_arguments
 

@@ -14,7 +14,8 @@ from rich.console import Console
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.stats import compare
-from harness.experiment.spec import Experiment, InlineVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import InlineVariant
 from harness.report.html import report_html
 from harness.report.markdown import summary_markdown
 from harness.report.render import render

@@ -8,7 +8,8 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from harness.analysis.findings import analyse
-from harness.experiment.spec import CommandVariant, Experiment, InlineVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import CommandVariant, InlineVariant
 from harness.report.plots import _bars, _colours, _time_bar, plot_experiment
 from harness.results.folder import Results
 from tests.harness.helpers import make_run

@@ -19,7 +19,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
 from harness.analysis.derived import save_run_outputs
-from harness.experiment.spec import Experiment, InlineVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import InlineVariant
 from harness.report.render import render
 from harness.results.folder import Results
 from tests.harness.helpers import make_run

@@ -13,7 +13,8 @@ import pytest
 
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
-from harness.experiment.spec import CommandVariant, Experiment, InlineVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import CommandVariant, InlineVariant
 from harness.report.render import render
 from harness.results.folder import Results, load_results
 from harness.results.warning import Kind

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness.experiment.spec import VARIANT_KINDS, SpecError, experiment_from_dict, kind_tag
+from harness.experiment.spec import SpecError, experiment_from_dict
+from harness.experiment.variant import VARIANT_KINDS, kind_tag
 from harness.run import runner
 from harness.run.kinds import KINDS
 

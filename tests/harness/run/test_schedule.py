@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from harness.experiment.spec import Experiment, InlineVariant
+from harness.experiment.spec import Experiment
+from harness.experiment.variant import InlineVariant
 from harness.run.schedule import plan
 
 
