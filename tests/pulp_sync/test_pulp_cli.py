@@ -245,9 +245,10 @@ def test_pulp_cli_lists_workers_and_users_and_an_admin_deletes_a_user(
     [worker] = pulp.json("worker", "list")
     assert (worker["online"], worker["missing"], worker["current_task"]) == (True, False, None)
     assert re.fullmatch("/pulp/api/v3/workers/[0-9a-f-]{36}/", worker["pulp_href"]), "a UUID, as Pulp's"
-    assert pulp.json("worker", "show", "--name", worker["name"]) == worker
-    assert pulp.json("worker", "show", "--href", worker["pulp_href"]) == worker
-    assert pulp.json("worker", "list", "--name-contains", worker["name"][1:4], "--online") == [worker]
+    assert _steady(pulp.json("worker", "show", "--name", worker["name"])) == _steady(worker)
+    assert _steady(pulp.json("worker", "show", "--href", worker["pulp_href"])) == _steady(worker)
+    listed = pulp.json("worker", "list", "--name-contains", worker["name"][1:4], "--online")
+    assert [_steady(row) for row in listed] == [_steady(worker)]
     assert pulp.json("worker", "list", "--missing") == []
 
     user = unique("someone")
@@ -289,6 +290,11 @@ def test_versions_content_and_orphans_on_mariadb(tmp_path: Path, server: str) ->
         assert pulp("file", "repository", "destroy", "--name", "repo").returncode == 0
         task = pulp.json("orphan", "cleanup")
         assert task["result"] == {"content_removed": 12, "artifacts_removed": 11}, "twelve lines, one body twice"
+
+
+def _steady(worker: dict[str, Any]) -> dict[str, Any]:
+    """A worker's row without its heartbeat, which moves on between two calls on a busy machine."""
+    return {key: value for key, value in worker.items() if key != "last_heartbeat"}
 
 
 def _wait_until(condition: Any, timeout: float = 60) -> None:
