@@ -87,8 +87,10 @@ class AddressPolicy:
     )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "allow", tuple(self.allow))
-        object.__setattr__(self, "deny", tuple(self.deny))
+        # Entries as written, without the empty ones that "" or "a,,b" split into: an allow list of
+        # nothing but those is no allow list, and allows any host.
+        object.__setattr__(self, "allow", tuple(entry.strip() for entry in self.allow if entry.strip()))
+        object.__setattr__(self, "deny", tuple(entry.strip() for entry in self.deny if entry.strip()))
         object.__setattr__(self, "_allowed", _Entries.parse(self.allow, "allow"))
         object.__setattr__(self, "_denied", _Entries.parse(self.deny, "deny"))
 

@@ -170,6 +170,8 @@ def test_an_allow_list_of_names_refuses_other_names_at_once_and_deny_wins() -> N
 def test_parse() -> None:
     assert AddressPolicy.parse(None, None) == AddressPolicy()
     assert AddressPolicy.parse(None, "").refusal("169.254.169.254") is None
+    assert AddressPolicy.parse("", None) == AddressPolicy(), "an empty allow list allows any host, as none"
+    assert AddressPolicy.parse("a.example,,", None).allow == ("a.example",)
     listed = AddressPolicy.parse("10.0.0.0/8, mirror.example", None)
     assert listed.refusal("mirror.example", "192.0.2.7") is None and listed.refusal("other.example", "192.0.2.7")
     with pytest.raises(ValueError, match="deny: 'not a host!' is neither"):
