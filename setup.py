@@ -44,6 +44,9 @@ setup(
         # experiment specs checked by their schema (harness.experiment.spec); 2.11 is the first to read the
         # docstrings of a standard dataclass's fields (use_attribute_docstrings) into the JSON Schema
         "pydantic>=2.11",
+        # the service's settings from the environment, one typed list (pulp_sync.environment); 2.7 is the first
+        # with NoDecode, which leaves a comma-separated list to the field's own parser rather than JSON
+        "pydantic-settings>=2.7",
         "psutil>=5.9.4",  # the machine's state around an experiment (harness.run.machine)
     ],
     extras_require={

@@ -262,7 +262,7 @@ below, never from one above. The spec and the results are the ground every other
 analysis is computed from the results alone, and the runner saves it after every run; the variants are
 what the runner runs; the report shows all of it; cli.py drives it. docs/architecture.md says the same."""
 PULP_SYNC_FLOORS: tuple[tuple[str, ...], ...] = (
-    ("defaults", "errors", "messages", "settings", "apps", "models", "migrations", "locks", "database",
+    ("defaults", "errors", "messages", "environment", "settings", "apps", "models", "migrations", "locks", "database",
      "permissions", "progress"),
     ("content",),
     ("sync",),

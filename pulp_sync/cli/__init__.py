@@ -1,5 +1,5 @@
 """The `pulp-sync` command line: migrate, reset, downloaders, sync, repositories, verify, worker, tasks,
-api, createuser, deleteuser, `fixtures` and `bench`.
+api, createuser, deleteuser, settings, `fixtures` and `bench`.
 
 Errors a user can fix are one line on stderr, `Error: ...`, never a traceback. The exit status says
 which kind: 2 for a usage error, what was asked for on the command line (a bad option or argument, as
@@ -14,6 +14,7 @@ command is in the module of its concern:
     sync.py         sync: the remote saved from the options, the repository synced from it
     tasks.py        tasks, tasks cancel, worker: the RQ tasks and what runs them
     server.py       api, createuser, deleteuser: the REST API and its users
+    environment.py  settings: the environment variables the service reads, as it reads them
     shared.py       what several commands share: the database opened, Redis errors, a task as JSON
 
 The models and the heavy modules are imported inside the commands, so that `pulp-sync --help` and a
@@ -31,7 +32,7 @@ from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import DatabaseError
 
 from pulp_sync import database
-from pulp_sync.cli import admin, downloaders, server, sync, tasks
+from pulp_sync.cli import admin, downloaders, environment, server, sync, tasks
 from pulp_sync.cli.shared import UsageProblem
 from pulp_sync.errors import ConfigurationError
 
@@ -92,6 +93,7 @@ class _Cli(click.Group):
         server.api,
         server.createuser,
         server.deleteuser,
+        environment.settings,
     ],
 )
 @click.version_option(package_name="pulp-sync")

@@ -21,8 +21,9 @@ PULP_SYNC = [sys.executable, "-m", "pulp_sync"]
         ("REDIS_URL", "localhost:6379", "REDIS_URL='localhost:6379': give redis://host:port/db"),
         ("PULP_SYNC_MAX_MANIFEST_BYTES", "64M", "PULP_SYNC_MAX_MANIFEST_BYTES='64M': give a whole, positive number"),
         ("PULP_SYNC_MAX_MANIFEST_BYTES", "0", "PULP_SYNC_MAX_MANIFEST_BYTES='0': give a whole, positive number"),
-        ("PULP_SYNC_REMOTE_DENY", "169.254.0.0/16,not a host", "PULP_SYNC_REMOTE_DENY: 'not a host' is neither"),
-        ("PULP_SYNC_REMOTE_ALLOW", "10.0.0.0/33", "PULP_SYNC_REMOTE_ALLOW: '10.0.0.0/33' is neither"),
+        ("PULP_SYNC_REMOTE_DENY", "169.254.0.0/16,not a host",
+         "PULP_SYNC_REMOTE_DENY='169.254.0.0/16,not a host': 'not a host' is neither"),
+        ("PULP_SYNC_REMOTE_ALLOW", "10.0.0.0/33", "PULP_SYNC_REMOTE_ALLOW='10.0.0.0/33': '10.0.0.0/33' is neither"),
         ("PULP_SYNC_REPOSITORY_WAIT", "inf", "PULP_SYNC_REPOSITORY_WAIT='inf': give a number of seconds, 0 or more"),
         ("PULP_SYNC_REPOSITORY_WAIT", "nan", "PULP_SYNC_REPOSITORY_WAIT='nan': give a number of seconds, 0 or more"),
         ("PULP_SYNC_WORKER_TTL", "0", "PULP_SYNC_WORKER_TTL='0': give a number of seconds, above 0"),
@@ -50,7 +51,7 @@ def test_a_home_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     done = subprocess.run([*PULP_SYNC, "repositories"], env=env, capture_output=True, text=True, timeout=60)
 
     assert done.returncode == 1
-    assert done.stderr == f"Error: PULP_SYNC_HOME={home} is a file: give a directory (made if missing)\n"
+    assert done.stderr == f"Error: PULP_SYNC_HOME={str(home)!r}: give a directory (made if missing), not a file\n"
 
 
 @pytest.mark.parametrize("url", ["postgres://postgres@127.0.0.1:9/pulp_sync", "mysql://root@127.0.0.1:9/pulp_sync"])
