@@ -16,6 +16,15 @@ the CSRF header) and polls with the session. Basic auth on every call would make
 Django's password hasher for each poll, 1,000,000 PBKDF2 iterations and about 0.18 s of CPU here:
 at a poll every 0.1 s the server's API process took ~70% of a CPU from the sync being timed. A
 server without `login/` is called with basic auth throughout.
+
+Why not pulp-glue, Pulp's own client library (0.41, installed with pulp-cli for the tests): it would
+disturb what is measured. It authenticates every call with basic auth (its auth providers offer basic,
+OAuth2 and TLS, not a session), which is the password hashing above on every poll; its task waits sleep
+a whole second between polls, so the wall time from the POST would be known to a second and every reset
+(two deletes and an orphan cleanup) would take some three seconds longer; and it first downloads and
+validates the server's whole OpenAPI document, caching it under ~/.cache/squeezer/ once per base URL,
+which for the servers the harness starts on free ports is a new file per experiment. What it would
+replace here is a JSON call, a login and a poll loop.
 """
 
 from __future__ import annotations
