@@ -110,6 +110,16 @@ def startswith(field: str) -> Apply:
     return lambda queryset, values, _: queryset.filter(**{f"{field}__startswith": values[0]})
 
 
+def flag(field: str) -> Apply:
+    """A filter on a true/false field."""
+    return lambda queryset, values, _: queryset.filter(**{field: truth(values[0])})
+
+
+def truth(value: str) -> bool:
+    """A true/false filter's value as Pulp's filters read it: `true` or `1`, in any case, is true."""
+    return value.lower() in ("true", "1")
+
+
 def object_of(href: str, route: str, queryset: QuerySet[Any], lookups: dict[str, str], parameter: str) -> Model:
     """The object of `queryset` an href of this API names, for a filter; a 400 naming `parameter` if
     it names none (`queryset` is what the user may see: one they may not is answered the same).

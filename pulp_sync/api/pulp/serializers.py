@@ -16,6 +16,7 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from pulp_base.process_names import is_process_name
 from pulp_sync.api.fields import HrefField, RelatedHrefField, VersionHrefField, version_href
 from pulp_sync.api.pulp.filters import object_of
 from pulp_sync.api.pulp.labels import NoLabelsField
@@ -333,8 +334,7 @@ class TaskSerializer(PulpFields, serializers.ModelSerializer):
     def get_worker(self, task: Task) -> str | None:
         """The href of the RQ worker that ran the task; null for a task run in the API's own process (named
         host:pid, as Pulp's immediate tasks have no worker) and for one not yet started."""
-        in_process = ":" in task.worker  # pulp_base.process_names.this_process(); RQ's names have none
-        return None if not task.worker or in_process else worker_href(task.worker)
+        return None if not task.worker or is_process_name(task.worker) else worker_href(task.worker)
 
     @extend_schema_field(ProgressReportSerializer(many=True))
     def get_progress_reports(self, task: Task) -> list[dict[str, Any]]:

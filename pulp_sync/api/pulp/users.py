@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from pulp_sync.api.access import is_admin
 from pulp_sync.api.auth import delete_user
 from pulp_sync.api.fields import HrefField
-from pulp_sync.api.pulp.filters import QueryFilter, contains, exact, icontains, one_of
+from pulp_sync.api.pulp.filters import QueryFilter, contains, exact, flag, icontains, one_of
 from pulp_sync.api.pulp.serializers import PulpFields
 from pulp_sync.api.pulp.views import PulpViewSet
 
@@ -51,10 +51,6 @@ _ANY_BODY = {"application/json": {"type": "object", "additionalProperties": True
 against the document before it sends it)."""
 
 
-def _flag(field: str) -> Any:
-    return lambda users, values, _: users.filter(**{field: values[0].lower() in ("true", "1")})
-
-
 class UserViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.DestroyModelMixin, PulpViewSet):
     """Every user for an admin, oneself for anyone else; an admin may delete a user."""
 
@@ -67,8 +63,8 @@ class UserViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.Destr
                     "Filter results where username contains value, whatever the case"),
         QueryFilter("username__in", one_of("username"), "Filter results where username is one of the values",
                     many=True),
-        QueryFilter("is_staff", _flag("is_staff"), "Filter results where is_staff matches value", type="boolean"),
-        QueryFilter("is_active", _flag("is_active"), "Filter results where is_active matches value", type="boolean"),
+        QueryFilter("is_staff", flag("is_staff"), "Filter results where is_staff matches value", type="boolean"),
+        QueryFilter("is_active", flag("is_active"), "Filter results where is_active matches value", type="boolean"),
     )
     pulp_id_prefix = "users"
     pulp_tag = "Users"

@@ -17,7 +17,7 @@ from redis.exceptions import RedisError
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException
 
-from pulp_sync.api.pulp.filters import QueryFilter
+from pulp_sync.api.pulp.filters import QueryFilter, truth
 from pulp_sync.tasking.queues import queue_workers
 
 __all__ = ["WorkerSerializer", "WORKER_FILTERS", "online_workers", "worker_id", "worker_href", "RedisDown"]
@@ -72,7 +72,7 @@ def _named(match: Any) -> Any:
 
 def _flag(key: str) -> Any:
     """A filter of the rows by a true/false column, the value as Pulp's filters take it."""
-    return lambda rows, values, _: [row for row in rows if row[key] == (values[0].lower() in ("true", "1"))]
+    return lambda rows, values, _: [row for row in rows if row[key] == truth(values[0])]
 
 
 WORKER_FILTERS = (
