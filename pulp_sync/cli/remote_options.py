@@ -143,8 +143,12 @@ def _pem_text(setting: RemoteSetting, path: str) -> str:
     hint = _flag(setting, "-file" if setting.secret else "")
     try:
         text = Path(path).read_text(encoding="ascii")
-    except (OSError, UnicodeDecodeError) as error:
-        raise click.BadParameter(f"{path} cannot be read as PEM text: {error}", param_hint=hint) from error
+    except OSError as error:
+        raise click.BadParameter(f"{path} cannot be read: {error.strerror or error}", param_hint=hint) from error
+    except UnicodeDecodeError as error:  # PEM is ASCII; a DER file, or not a certificate at all
+        raise click.BadParameter(
+            f"{path} is not PEM text (byte {error.start} is not ASCII): a DER certificate converts with "
+            f"`openssl x509 -inform der -in {path} -out {path}.pem`", param_hint=hint) from error
     if not is_pem(text):
         raise click.BadParameter(f"{path} holds no PEM block (-----BEGIN ...)", param_hint=hint)
     return text

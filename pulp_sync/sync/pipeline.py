@@ -35,6 +35,7 @@ from downloaders import (
     DownloadRequest,
     DownloadResult,
     DownloadTimeout,
+    TLSVerificationError,
     UnknownDownloader,
 )
 from pulp_base.manifest import MANIFEST_NAME, ManifestError, file_url, parse_manifest
@@ -373,6 +374,8 @@ def _manifest_advice(error: DownloadError) -> str:
         return "raise PULP_SYNC_MAX_MANIFEST_BYTES if it is genuine"
     if isinstance(error, DownloadTimeout):
         return "raise the remote's timeouts if it is slow, or check its URL"
+    if isinstance(error, TLSVerificationError):
+        return "give the remote the CA that signed the server's certificate (ca_cert; `sync --ca-cert FILE`)"
     return "check the remote's URL"
 
 

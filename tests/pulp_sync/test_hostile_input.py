@@ -409,6 +409,7 @@ def test_tls_is_verified_by_default(db: Path, https_server: tuple[str, Path], en
     failure = sync_fails(url + "repo/PULP_MANIFEST", engine)
     assert isinstance(failure.error, TLSVerificationError)
     assert "could not fetch the manifest: TLS certificate not trusted" in str(failure)
+    assert str(failure).endswith("(ca_cert; `sync --ca-cert FILE`)"), "the setting that fixes it, not the URL"
 
 
 @pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")

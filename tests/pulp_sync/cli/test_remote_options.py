@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,7 @@ def test_settings_are_saved_on_the_remote(db: Path, server: str, tmp_path: Path)
         (("--header-env", "Authorization"), {}, "'Authorization' is not NAME=VAR"),
         (("--password-env", "A", "--password-file", "/dev/null"), {"A": "x"}, "give one of the two, not both"),
         (("--ca-cert", "/dev/null"), {}, "/dev/null holds no PEM block"),
+        (("--ca-cert", sys.executable), {}, f"{sys.executable} is not PEM text (byte "),
         (("--client-cert", "/dev/null", "--client-key-file", "/dev/null"), {}, "/dev/null holds no PEM block"),
     ],
 )
