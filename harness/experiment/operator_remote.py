@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from downloaders import DownloaderSettings, DownloadFailure, DownloadRequest, load
+from downloaders import DownloaderSettings, DownloadFailure, DownloadRequest, TLSVerificationError, load
 from downloaders.settings import remote_setting
 from harness.errors import HarnessError, SpecError
 from pulp_base.manifest import MANIFEST_NAME, ManifestError, parse_manifest
@@ -153,6 +153,13 @@ def resolve_reference(label: str, value: Any, environ: Mapping[str, str]) -> Any
     return lines[0]
 
 
+def _advice(outcome: DownloadFailure | None) -> str:
+    """What to check after the manifest could not be fetched: the CA for an untrusted certificate."""
+    if outcome is not None and isinstance(outcome.error, TLSVerificationError):
+        return "give the CA that signed the server's certificate as --remote-setting ca_cert=FILE"
+    return "check the URL and the remote settings"
+
+
 def check_manifest(url: str, downloader: str, settings: Mapping[str, Any], folder: Path) -> Path:
     """Fetch the manifest at `url` once, with `downloader` and the resolved `settings`, into `folder`, and
     parse every line; its path. RemoteError naming the URL (without secrets) and the cause otherwise.
@@ -170,7 +177,7 @@ def check_manifest(url: str, downloader: str, settings: Mapping[str, Any], folde
             outcome = next(outcomes, None)
         if isinstance(outcome, DownloadFailure) or outcome is None:
             cause = "no result" if outcome is None else _without_url(str(outcome.error), url)
-            raise RemoteError(f"cannot fetch the manifest {shown}: {cause}; check the URL and the remote settings")
+            raise RemoteError(f"cannot fetch the manifest {shown}: {cause}; {_advice(outcome)}")
         manifest = Path(outcome.path).replace(folder / MANIFEST_NAME)
     try:
         files = sum(1 for _ in parse_manifest(manifest))
