@@ -56,6 +56,7 @@ setup(
         "test": [
             "pytest>=8.0",
             "pytest-timeout>=2.3",
+            "pytest-xdist>=3.8",  # the suite over several workers, a file to each (runtests.sh, tests/conftest.py)
             "hypothesis>=6.100",
             "pytest-benchmark>=4.0",
             "pulp-cli>=0.41.1",  # Pulp's own client, against the Pulp 3 dialect (tests/pulp_sync/test_pulp_cli.py)

@@ -35,7 +35,7 @@ from fixtures.server import serve_in_background
 from tests.databases import throwaway_database
 from tests.pulp_sync.conftest import write_repository
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.machine_wide("hosts")]  # tests/conftest.py
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTS = ROOT / "scripts" / "hosts.sh"

@@ -12,6 +12,8 @@ from harness.experiment.spec import SpecError, experiment_from_dict
 from tests.harness.helpers import run_bench, write_spec
 from tests.harness.variants.test_pulpcore import needs_pulpcore
 
+pytestmark = pytest.mark.machine_wide("pulpcore")  # one test starts pulpcore on its database: tests/conftest.py
+
 VARIANTS = """
 runs = 2
 warmup = 0

@@ -22,6 +22,8 @@ from harness.variants.workers import WorkerUsage
 from tests.databases import throwaway_database
 from tests.harness.helpers import run_bench, write_spec
 
+pytestmark = pytest.mark.machine_wide("hosts")  # scripts/hosts.sh's namespaces: tests/conftest.py
+
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 REPORT = {"bytes_downloaded": 1_000_000, "artifacts_downloaded": 10, "artifacts_skipped": 5, "content_units": 15,
           "retries": 0, "failures": 0, "latency_p50": 0.01, "latency_p90": 0.02, "latency_p99": 0.03,

@@ -14,6 +14,8 @@ from fixtures.server import serve_in_background
 from harness.variants.pulp_api import PulpApiError, reset, sync_once
 from harness.variants.pulpcore import PulpcoreError, default_venv, running_pulpcore
 
+pytestmark = pytest.mark.machine_wide("pulpcore")  # its database: tests/conftest.py
+
 FILES = {f"files/{index}.bin": os.urandom(10_000 + index * 3_000) for index in range(5)}
 """A tiny remote: random content, so no earlier sync in the same database could hold these artifacts."""
 TASK_SECONDS = 60.0
