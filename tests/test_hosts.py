@@ -12,7 +12,6 @@ their TTLs.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -47,14 +46,13 @@ SLOW = NetworkProfile(per_connection_bps=400_000, name="slow-for-hosts")
 """400 kB/s a connection, two connections a sync."""
 
 _TASKS = """
-import json
-from pulp_sync import database
-database.setup()
-from pulp_sync.models import Task
-print(json.dumps([{"repository": t.repository.name, "state": t.state, "worker": t.worker, "error": t.error}
-                  for t in Task.objects.select_related("repository").order_by("created")]))
+SELECT repository.name, task.state, task.worker, task.error
+FROM pulp_sync_task AS task LEFT JOIN pulp_sync_repository AS repository ON repository.id = task.repository_id
+ORDER BY task.created
 """
-"""The tasks as the database holds them, read without reaping anything (`pulp-sync tasks` would reap)."""
+"""The tasks as the database holds them, read without reaping anything (`pulp-sync tasks` would reap), and
+in this process: a `pulp-sync` child per look takes seconds on a busy machine, long enough to miss a
+sync running from its start to its end."""
 SERVER_CONTROLS = ("redis-cli", "psql", "systemctl", "service", "pg_ctlcluster", "pg_ctl")
 """Commands that reconfigure or restart a server: hosts.sh runs none of them (other clients use the servers)."""
 _REACH = """
@@ -268,8 +266,7 @@ def test_workers_on_two_hosts_sync_and_outlive_a_lost_host(remote: str, service:
         assert len(tasks) == len(first) == 4
         assert {t["worker"].split(".")[0] for t in tasks} == {"pulp-sync-host-1", "pulp-sync-host-2"}, tasks
 
-        for n in range(4, 8):
-            _dispatch(service, remote, n)
+        _dispatch_together(service, remote, range(4, 8))  # each runs some five seconds: not over before seen
         on_host_1 = _until(service, lambda tasks: sum(_running_on(t, 1) for t in tasks) >= 1, 30)
         lost = {t["repository"] for t in on_host_1 if _running_on(t, 1)}
         subprocess.run(["bash", str(HOSTS), "kill", "1"], check=True, timeout=30)
@@ -350,11 +347,26 @@ def _wait_for_workers(queue: str, count: int) -> None:
         time.sleep(0.2)
 
 
+def _queue_sync(remote: str, number: int, *options: str) -> list[str]:
+    """The command that queues repo-NUMBER's sync for a worker and returns."""
+    return [str(PULP_SYNC), "sync", f"{remote}repo-{number}/PULP_MANIFEST", "--tasking", "rq", "--no-wait",
+            "--concurrency", "2", "--json", *options]
+
+
 def _dispatch(env: dict[str, str], remote: str, number: int, *options: str) -> None:
-    done = subprocess.run([str(PULP_SYNC), "sync", f"{remote}repo-{number}/PULP_MANIFEST", "--tasking", "rq",
-                           "--no-wait", "--concurrency", "2", "--json", *options], env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(_queue_sync(remote, number, *options), env=env, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def _dispatch_together(env: dict[str, str], remote: str, numbers: range) -> None:
+    """Queue the syncs of these repositories at once: one `pulp-sync sync` after another takes seconds each on
+    a busy machine, and the first could end before the last is queued."""
+    started = [subprocess.Popen(_queue_sync(remote, number), env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True) for number in numbers]
+    for process in started:
+        _, stderr = process.communicate(timeout=120)
+        assert process.returncode == 0, stderr
 
 
 def _running_on(task: dict[str, Any], host: int) -> bool:
@@ -365,13 +377,13 @@ def _until(env: dict[str, str], done: Any, seconds: float) -> list[dict[str, Any
     """The tasks once `done(tasks)` holds; fails with them after `seconds`."""
     deadline = time.monotonic() + seconds
     while True:
-        read = subprocess.run([sys.executable, "-c", _TASKS], env=env, capture_output=True, text=True, timeout=60)
-        assert read.returncode == 0, read.stderr
-        tasks = json.loads(read.stdout)
+        with psycopg.connect(env["DATABASE_URL"].replace(SERVICES, "127.0.0.1"), connect_timeout=10) as connection:
+            tasks = [{"repository": repository, "state": state, "worker": worker, "error": error}
+                     for repository, state, worker, error in connection.execute(_TASKS)]
         if done(tasks):
             return tasks
         assert time.monotonic() < deadline, f"not done after {seconds:g} s: {tasks}"
-        time.sleep(0.3)
+        time.sleep(0.1)
 
 
 def _forget(queue: str) -> None:
