@@ -43,12 +43,12 @@ class _Entries:
 
     @classmethod
     def parse(cls, entries: Iterable[str], which: str) -> _Entries:
+        """The entries (as `_written` leaves them: stripped, none empty) sorted into networks, names and
+        suffixes; ValueError naming `which` list and the first entry that is none of them."""
         networks: list[_Network] = []
         names: set[str] = set()
         suffixes: list[str] = []
-        for entry in (e.strip() for e in entries):
-            if not entry:
-                continue
+        for entry in entries:
             try:
                 networks.append(ipaddress.ip_network(entry, strict=False))
                 continue
@@ -70,6 +70,12 @@ class _Entries:
         return host in self.names or host.endswith(self.suffixes)
 
 
+def _written(entries: Iterable[str]) -> tuple[str, ...]:
+    """The entries as written, without the empty ones that "" or "a,,b" split into: an allow list of nothing
+    but those is no allow list, and allows any host."""
+    return tuple(stripped for stripped in (entry.strip() for entry in entries) if stripped)
+
+
 @dataclass(frozen=True)
 class AddressPolicy:
     """The hosts and networks a downloader may reach (see the module's docstring for the rules).
@@ -87,10 +93,8 @@ class AddressPolicy:
     )
 
     def __post_init__(self) -> None:
-        # Entries as written, without the empty ones that "" or "a,,b" split into: an allow list of
-        # nothing but those is no allow list, and allows any host.
-        object.__setattr__(self, "allow", tuple(entry.strip() for entry in self.allow if entry.strip()))
-        object.__setattr__(self, "deny", tuple(entry.strip() for entry in self.deny if entry.strip()))
+        object.__setattr__(self, "allow", _written(self.allow))
+        object.__setattr__(self, "deny", _written(self.deny))
         object.__setattr__(self, "_allowed", _Entries.parse(self.allow, "allow"))
         object.__setattr__(self, "_denied", _Entries.parse(self.deny, "deny"))
 
