@@ -18,6 +18,7 @@ Variables that one command reads (PULP_SYNC_PASSWORD for `createuser` and `api`,
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -180,10 +181,11 @@ class Environment(BaseSettings):
 
     @model_validator(mode="after")
     def _policy_parses(self) -> Environment:
-        """The two address lists parse (the policy is made again, once, by `address_policy`)."""
-        self.address_policy()
+        """The two address lists parse: the policy is made here, once, and kept."""
+        _ = self.address_policy
         return self
 
+    @cached_property
     def address_policy(self) -> AddressPolicy:
         """The remote-address policy every sync's downloads obey."""
         try:

@@ -56,7 +56,7 @@ PULP_SYNC_HOME = ENVIRONMENT.home
 PULP_SYNC_ARTIFACTS = ENVIRONMENT.artifacts
 PULP_SYNC_FSYNC = ENVIRONMENT.fsync
 PULP_SYNC_MAX_MANIFEST_BYTES = ENVIRONMENT.max_manifest_bytes
-PULP_SYNC_ADDRESS_POLICY = ENVIRONMENT.address_policy()
+PULP_SYNC_ADDRESS_POLICY = ENVIRONMENT.address_policy
 """Which hosts and addresses syncs may connect to; checked again at every redirect and resolved address."""
 PULP_SYNC_REPOSITORY_WAIT = ENVIRONMENT.repository_wait
 PULP_SYNC_WORKER_TTL = ENVIRONMENT.worker_ttl

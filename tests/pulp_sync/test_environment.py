@@ -29,7 +29,7 @@ def test_unset_is_the_default(tmp_path: Path) -> None:
     assert read.home == tmp_path / ".pulp-sync" and read.artifacts == tmp_path / ".pulp-sync" / "artifacts"
     assert (read.database_url, read.redis_url, read.worker_ttl, read.fsync) == (
         None, "redis://127.0.0.1:6379/0", 30, False)
-    assert read.address_policy() == AddressPolicy.parse(None, None)
+    assert read.address_policy == AddressPolicy.parse(None, None)
     assert read.model_fields_set == set()
 
 
@@ -47,7 +47,7 @@ def test_empty_is_the_default_except_where_it_means_something(monkeypatch: pytes
         monkeypatch.setenv(name, "")
     read = environment.read()
     assert read.worker_ttl == 30 and read.home.name == ".pulp-sync"
-    assert read.address_policy().refusal("169.254.169.254", "169.254.169.254") is None, "an empty DENY denies none"
+    assert read.address_policy.refusal("169.254.169.254", "169.254.169.254") is None, "an empty DENY denies none"
     monkeypatch.setenv("DATABASE_URL", "")
     with pytest.raises(ConfigurationError, match="^DATABASE_URL='': give postgres://"):
         environment.read()
