@@ -12,6 +12,7 @@ harness measures.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import sys
@@ -27,6 +28,7 @@ from harness.errors import HarnessError
 if TYPE_CHECKING:
     from harness.analysis.compare import CellChange
     from harness.experiment.spec import Experiment
+    from harness.experiment.variant import Variant
     from harness.report.render import Rendered
     from harness.results.folder import Results
 
@@ -103,6 +105,20 @@ def _byte_count(ctx: click.Context, param: click.Parameter, value: str | None) -
     return int(count)
 
 
+def _processes(ctx: click.Context, param: click.Parameter, value: str | None) -> int | str | None:
+    """A click callback reading --processes as a variant's `processes` takes it: 1 to 256, or "auto", by the
+    rule `pulp-sync sync --processes` applies (so a typo fails here, not in every run)."""
+    if value is None:
+        return None
+    from pulp_base.download_processes import AUTO, parse_processes, processes_text
+
+    try:
+        number = parse_processes(value, "processes")
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from error
+    return processes_text(number) if number == AUTO else number
+
+
 _JSON_OPTION = click.option("--json", "as_json", is_flag=True,
                             help="Print the results' statistics as one JSON object instead of the summary.")
 
@@ -125,6 +141,9 @@ def _experiment_options(function: F) -> F:
         click.option("--remote-setting", "remote_settings", multiple=True, metavar="KEY=VALUE",
                      help="A Remote setting for every variant, over the spec's [remote] (repeatable), e.g. "
                           "rate_limit=20, ca_cert=ca.pem, password=env:VAR; secrets only as env:VAR or file:PATH."),
+        click.option("--processes", callback=_processes, metavar="N|auto",
+                     help="Processes each pulp-sync sync splits its downloads across, 1 to 256 or auto, in every "
+                          "pulp-sync variant [spec's, default 1]."),
         click.option("--sample", help="Sync a size-stratified sample of each manifest: 10% or a number of files."),
         click.option("--sample-seed", type=int, help="Seed of the sample [default 0]; the same in every run."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds one sync may take."),
@@ -187,8 +206,9 @@ def _spec_as_run(spec: Path, manifests: tuple[str, ...] | None, variants: tuple[
 @click.option("--concurrency", "concurrencies", callback=_csv(int),
               default=",".join(map(str, defaults.SWEEP_CONCURRENCY)), show_default=True, help="Values to try.")
 @click.option("--sweep", "swept", metavar="NAME=V1,V2,...",
-              help="Sweep this int or float Remote setting instead of concurrency, e.g. rate_limit=5,10,20 "
-                   "or max_retries=0,3 (variants keep the default concurrency).")
+              help="Sweep this int or float Remote setting, or processes, instead of concurrency, e.g. "
+                   "rate_limit=5,10,20, max_retries=0,3 or processes=1,2,4 (variants keep the default "
+                   "concurrency).")
 @click.option("--manifest", "manifests", callback=_csv(str), default="100", show_default=True, help="Manifest(s).")
 @click.option("--tolerance", type=click.FloatRange(0, 1), default=defaults.SWEEP_TOLERANCE, show_default=True,
               help="Recommend the smallest value within this fraction of the best throughput.")
@@ -389,10 +409,26 @@ def _overridden(experiment: Experiment, options: dict[str, Any], **extra: Any) -
     settings = dict(parse_remote_setting(assignment) for assignment in options["remote_settings"])
     if settings:
         changes["remote"] = {**experiment.remote, **settings}
+    if options["processes"] is not None:
+        changes["variants"] = _with_processes(experiment, options["processes"])
     url = changes["base_url"] or experiment.base_url
     if url is not None and is_manifest_url(url) and len(changes.get("manifests") or ()) <= 1:
         changes["manifests"] = (manifest_label(url),)  # the URL names what is synced, whatever the spec listed
     return experiment.with_overrides(**changes)
+
+
+def _with_processes(experiment: Experiment, processes: int | str) -> tuple[Variant, ...]:
+    """The variants, each pulp-sync one with these `processes` (--processes); programs and Pulp servers split
+    nothing. A usage error where no variant would change, or where the experiment sweeps processes itself."""
+    from harness.experiment.variant import PulpSyncVariant
+
+    if experiment.kind == "sweep" and experiment.sweep_setting == "processes":
+        raise click.UsageError("give --processes or a sweep of processes, not both: the sweep gives each variant "
+                               "its own")
+    if not any(isinstance(variant, PulpSyncVariant) for variant in experiment.variants):
+        raise click.UsageError("--processes: no variant is a pulp-sync sync, the only kind that splits its downloads")
+    return tuple(dataclasses.replace(variant, processes=processes) if isinstance(variant, PulpSyncVariant)
+                 else variant for variant in experiment.variants)
 
 
 def _kept_baseline(experiment: Experiment, variants: tuple[str, ...]) -> str | None:

@@ -1,15 +1,16 @@
-"""A sweep: throughput against one numeric Remote setting per downloader, and a value to use.
+"""A sweep: throughput against one numeric setting per downloader, and a value to use.
 
 A sweep is an ordinary experiment (one variant per downloader x value, interleaved, reset before
 every run) whose `kind` is "sweep" and whose `sweep_setting` names the setting varied:
-download_concurrency by default, or any int or float Remote setting (rate_limit, max_retries, ...).
+download_concurrency by default, any int or float Remote setting (rate_limit, max_retries, ...), or
+the processes a pulp-sync sync splits its downloads across.
 This module builds it and reads a recommendation out of its statistics: the smallest value whose
 throughput is within 5% of the best one's, unless the runs cannot tell the values apart.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
@@ -19,8 +20,9 @@ from downloaders.settings import DownloaderSettings, remote_setting
 from harness import defaults
 from harness.analysis.findings import Analysis
 from harness.analysis.stats import Summary, welch_p
-from harness.experiment.spec import SWEEPABLE, Experiment, SpecError, validate
+from harness.experiment.spec import SWEEPABLE, Experiment, SpecError, sweep_value, validate
 from harness.experiment.variant import InlineVariant, Variant
+from pulp_base.download_processes import AUTO, parse_processes
 
 __all__ = [
     "SweepLine",
@@ -105,9 +107,9 @@ def sweep_experiment(
     **settings: Any,
 ) -> Experiment:
     """The experiment of a sweep of `sweep_setting` over `values` (see sweep_values): one variant per
-    downloader x value, named "<downloader>-c<N>" for download_concurrency and
-    "<downloader>-<setting>-<value>" otherwise, the value in the variant's `remote`. `settings` are
-    any other Experiment fields (runs, warmup, scale, profile, ...), None meaning the default."""
+    downloader x value, named "<downloader>-c<N>" for download_concurrency, "<downloader>-p<N>" for
+    processes and "<downloader>-<setting>-<value>" otherwise, the value in the variant's `remote`.
+    `settings` are any other Experiment fields (runs, warmup, scale, profile, ...), None meaning the default."""
     try:
         checked = sweep_values(sweep_setting, values)
     except ValueError as error:
@@ -121,21 +123,51 @@ def sweep_experiment(
 
 
 def sweep_values(name: str, values: Sequence[Any]) -> tuple[float, ...]:
-    """`values` (text or numbers) of the Remote setting `name` as the Remote takes them, sorted, once each.
+    """`values` (text or numbers) of the setting `name` as a variant takes them, sorted, once each.
 
-    ValueError when `name` is not a numeric Remote setting (only ordered values have a smallest) or
-    when the Remote would refuse a value (DownloaderSettings' own checks: max_retries >= 0,
-    rate_limit > 0, ...): a bad value fails before the first run, not in it.
+    ValueError when `name` is not SWEEPABLE (only ordered values have a smallest) or when a value
+    would be refused (_remote_value, _processes_value): a bad value fails before the first run, not in it.
     """
     if name not in SWEEPABLE:
-        raise ValueError(f"{name!r} is not a numeric Remote setting; sweep one of: {', '.join(SWEEPABLE)}")
-    setting = remote_setting(name)
-    checked = sorted({setting.coerce(value) for value in values})
+        raise ValueError(f"{name!r} is neither a numeric Remote setting nor processes; "
+                         f"sweep one of: {', '.join(SWEEPABLE)}")
+    rule = _FIELDS[name].value if name in _FIELDS else _remote_value
+    checked = sorted({rule(name, value) for value in values})
     if not checked:
         raise ValueError(f"{name}: no values to sweep")
-    for value in checked:
-        DownloaderSettings(**{name: value})
     return tuple(checked)
+
+
+def _remote_value(name: str, value: Any) -> Any:
+    """A Remote setting's value as the Remote takes it, refused as the Remote would refuse it
+    (DownloaderSettings' own checks: max_retries >= 0, rate_limit > 0, ...)."""
+    coerced = remote_setting(name).coerce(value)
+    DownloaderSettings(**{name: coerced})
+    return coerced
+
+
+def _processes_value(name: str, value: Any) -> int:
+    """A number of processes by the rule of `pulp-sync sync --processes` (1 to 256). Not auto: it is no
+    number, so it has no place on the sweep's ordered axis nor a smallest to recommend."""
+    number = parse_processes(value, name)
+    if number == AUTO:
+        raise ValueError(f"{name}: auto is not a number, so a sweep cannot order it; sweep numbers "
+                         "(e.g. processes=1,2,4) and measure auto with --processes auto")
+    return number
+
+
+class _Field(NamedTuple):
+    """A swept setting that is a field of the variant itself rather than a Remote setting in its `remote`."""
+
+    letter: str
+    """What its variants' names say after the downloader: asyncio-c8, asyncio-p4."""
+    value: Callable[[str, Any], Any]
+    """A value as given (text or number) as the field takes it; ValueError saying why it is refused."""
+
+
+_FIELDS: dict[str, _Field] = {"download_concurrency": _Field("c", _remote_value),
+                              "processes": _Field("p", _processes_value)}
+"""The swept settings that are a variant's own fields, and how their variants are made and named."""
 
 
 def parse_sweep(text: str) -> tuple[str, tuple[float, ...]]:
@@ -145,11 +177,6 @@ def parse_sweep(text: str) -> tuple[str, tuple[float, ...]]:
     if not equals:
         raise ValueError(f"{text!r}: expected NAME=V1,V2,..., e.g. rate_limit=5,10,20")
     return name.strip(), sweep_values(name.strip(), [item.strip() for item in listed.split(",") if item.strip()])
-
-
-def sweep_value(experiment: Experiment, variant: Variant) -> float:
-    """The value of the swept setting `variant` syncs with (its download_concurrency, or its Remote setting)."""
-    return experiment.remote_of(variant)[experiment.sweep_setting]
 
 
 def setting_label(setting: str) -> str:
@@ -163,8 +190,11 @@ def value_text(value: float) -> str:
 
 
 def _variant(downloader: str, setting: str, value: float) -> Variant:
-    if setting == "download_concurrency":
-        return InlineVariant(f"{downloader}-c{value}", downloader, download_concurrency=int(value))
+    """asyncio-c8 or asyncio-p4, the value in that field of the variant (_FIELDS), or asyncio-rate_limit-10,
+    the value in its `remote`."""
+    if setting in _FIELDS:
+        field: dict[str, Any] = {setting: value}
+        return InlineVariant(f"{downloader}-{_FIELDS[setting].letter}{value_text(value)}", downloader, **field)
     return InlineVariant(f"{downloader}-{setting}-{value_text(value)}", downloader, remote={setting: value})
 
 
@@ -173,8 +203,8 @@ def recommend(experiment: Experiment, analysis: Analysis) -> list[Recommendation
     least (1 - tolerance) x the best value's (tolerance: the experiment's, default 5%).
 
     Smallest is the rule for every setting: a smaller value is gentler on the remote and the worker
-    (fewer connections, fewer requests per second, fewer retries, shorter waits), so a larger one
-    must earn its place by throughput. Throughputs are geometric means (Cell.throughput).
+    (fewer connections, fewer processes, fewer requests per second, fewer retries, shorter waits), so a
+    larger one must earn its place by throughput. Throughputs are geometric means (Cell.throughput).
 
     No value is recommended (verdict INDISTINGUISHABLE) when the runs cannot tell the values apart:
     a value has fewer than 2 counted runs, or the best value's sync times are not significantly

@@ -80,7 +80,7 @@ from pulp_base.download_processes import parse_processes
 from pulp_base.manifest import MANIFEST_NAME
 
 __all__ = ["SpecError", "Experiment", "load_spec", "experiment_from_dict", "experiment_from_record", "validate",
-           "manifest_path", "spec_schema", "SWEEPABLE"]
+           "manifest_path", "spec_schema", "SWEEPABLE", "VARIANT_SWEEPABLE", "sweep_value"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 Server = Literal["builtin", "nginx"]
@@ -89,8 +89,10 @@ ExperimentKind = Literal["experiment", "sweep"]
 EXPERIMENT_KINDS: tuple[str, ...] = typing.get_args(ExperimentKind)
 POSTGRESQL_SCHEMES = ("postgres", "postgresql", "pgsql", "postgis")
 """DATABASE_URL schemes of PostgreSQL (dj-database-url's), the one server database the hosts reach."""
-SWEEPABLE = tuple(setting.name for setting in REMOTE_SETTINGS if setting.kind in (int, float))
-"""The Remote settings a sweep can vary: the numeric ones, whose values are ordered."""
+VARIANT_SWEEPABLE = ("processes",)
+"""The fields of a pulp-sync variant a sweep can vary besides its Remote settings (which remote_of holds)."""
+SWEEPABLE = (*(setting.name for setting in REMOTE_SETTINGS if setting.kind in (int, float)), *VARIANT_SWEEPABLE)
+"""What a sweep can vary: the numeric Remote settings and VARIANT_SWEEPABLE, whose values are ordered."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ class Experiment:
     warmup: StrictInt = defaults.WARMUP
     """Uncounted runs per cell, first; 0 or more."""
     profile: str = defaults.PROFILE
-    """Network profile of the fixture server: loopback, lan, wan, slow, or one of [profiles]."""
+    """Network profile of the fixture server: loopback, lan, wan, slow, shared, or one of [profiles]."""
     server: Server = defaults.SERVER
     """The fixture server: builtin, or nginx (loopback only: it cannot shape traffic)."""
     restart_server: StrictBool = False
@@ -139,7 +141,7 @@ class Experiment:
     base_url: str | None = None
     """A remote of your own instead of the fixture servers: a base URL ending in /, or a manifest's URL."""
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """Custom network profiles: a built-in one (base) with values changed."""
+    """Custom network profiles: a built-in one (base) with values changed, max_connections to limit requests."""
     kind: ExperimentKind = "experiment"
     """experiment, or sweep (of sweep_setting, recommending a value)."""
     tolerance: StrictFloat = defaults.SWEEP_TOLERANCE
@@ -147,7 +149,7 @@ class Experiment:
     remote: RemoteTable = field(default_factory=dict)
     """Remote settings of every variant; secrets as env:VAR or file:PATH."""
     sweep_setting: str = defaults.SWEEP_SETTING
-    """The numeric Remote setting a sweep varies."""
+    """The numeric Remote setting (or a variant's processes) a sweep varies."""
     sample: str | None = None
     """Sync a size-stratified sample of each manifest: "10%" or a number of files."""
     sample_seed: StrictInt = 0
@@ -413,15 +415,24 @@ def _check_source(experiment: Experiment) -> None:
            "manifests are named; give a base URL ending in / to sync several by name")
 
 
+def sweep_value(experiment: Experiment, variant: Variant) -> Any:
+    """The value of the swept setting `variant` syncs with: its field of VARIANT_SWEEPABLE (None for a kind
+    without it), else its Remote setting (download_concurrency among them)."""
+    setting = experiment.sweep_setting
+    if setting in VARIANT_SWEEPABLE:
+        return getattr(variant, setting, None)
+    return experiment.remote_of(variant).get(setting)
+
+
 def _check_sweep(experiment: Experiment) -> None:
     """The swept setting is numeric, and in a sweep every variant has a number for it: values are ordered."""
     setting = experiment.sweep_setting
     check(setting in SWEEPABLE,
-           f"sweep_setting = {setting!r}: a numeric Remote setting, one of {', '.join(SWEEPABLE)}")
+           f"sweep_setting = {setting!r}: a numeric Remote setting or processes, one of {', '.join(SWEEPABLE)}")
     if experiment.kind != "sweep":
         return
     for variant in experiment.variants:
-        value = experiment.remote_of(variant).get(setting)
+        value = sweep_value(experiment, variant)
         check(isinstance(value, (int, float)) and not isinstance(value, bool),
                f"variant {variant.name!r}: a sweep of {setting} needs a number for it, not {value!r}")
 

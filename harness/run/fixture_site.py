@@ -1,6 +1,7 @@
 """The remote the syncs download from: the fixture tree, and one fixture server per network profile.
 
-A variant may override the experiment's profile (e.g. a throttled variant for a sanity check); each
+A variant may override the experiment's profile (e.g. a throttled variant for a sanity check); a custom
+profile may also limit the server's connections, as nginx's limit_conn would (`max_connections`); each
 profile in use gets its own server, started once, or restarted before every run when the spec says
 `restart_server = true`. With `base_url` set, no server is started: the syncs use that remote, whose
 manifests are fetched and checked first (harness.experiment.operator_remote). When a variant has `hosts`,
@@ -37,17 +38,22 @@ if TYPE_CHECKING:
     from fixtures.nginx import RunningNginx
     from fixtures.server import RunningServer
 
-__all__ = ["FixtureSite", "ManifestSource", "resolve_profile", "check_site", "check_manifests", "prepare_tree",
-           "prepare_sources"]
+__all__ = ["FixtureSite", "ManifestSource", "resolve_profile", "resolve_limit", "check_site", "check_manifests",
+           "prepare_tree", "prepare_sources"]
+
+_LIMIT_KEYS = {"max_connections": "max_connections", "limit_status": "status", "limit_retry_after": "retry_after"}
+"""The keys of a [profiles.NAME] table that limit its server's connections (fixtures.limits.ConnectionLimit's
+fields, named as `fixtures serve`'s options), rather than shape its network."""
 
 
 def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
     """The NetworkProfile called `name`: a built-in one, or one the spec defines under [profiles.NAME]
-    as `base` (a built-in, default loopback) with latency / per_connection_bps / total_bps changed."""
+    as `base` (a built-in, default loopback) with latency / per_connection_bps / total_bps /
+    contention_knee / contention_penalty changed."""
     from fixtures.profiles import PROFILES
 
     if name in custom:
-        values = dict(custom[name])
+        values = {key: value for key, value in custom[name].items() if key not in _LIMIT_KEYS}
         base = values.pop("base", "loopback")
         if base not in PROFILES:
             raise SpecError(f"profile {name!r}: base {base!r} is not one of {', '.join(PROFILES)}")
@@ -61,9 +67,26 @@ def resolve_profile(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
     return PROFILES[name]
 
 
+def resolve_limit(name: str, custom: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The ConnectionLimit that [profiles.NAME] asks its server for with `max_connections` (and `limit_status`,
+    `limit_retry_after`), or None: a server that refuses requests over it, as nginx's limit_conn does."""
+    from fixtures.limits import ConnectionLimit
+
+    asked = {_LIMIT_KEYS[key]: value for key, value in custom.get(name, {}).items() if key in _LIMIT_KEYS}
+    if not asked:
+        return None
+    if "max_connections" not in asked:
+        raise SpecError(f"profile {name!r}: limit_status and limit_retry_after need max_connections")
+    try:
+        return ConnectionLimit(**asked)
+    except ValueError as error:
+        raise SpecError(f"profile {name!r}: {error}") from None
+
+
 def check_site(experiment: Experiment) -> None:
-    """Every manifest is one the fixture tree holds (check_manifests), every profile in use exists; nginx is
-    installed when asked for, and only asked for loopback (it cannot shape traffic)."""
+    """Every manifest is one the fixture tree holds (check_manifests), every profile in use exists, with a
+    connection limit that can be; nginx is installed when asked for, and only asked for loopback without a
+    limit (it can neither shape traffic nor, as started here, limit connections)."""
     check_manifests(experiment)
     if experiment.server == "nginx" and experiment.base_url is None:
         from fixtures.nginx import NginxNotFound, nginx_binary
@@ -74,10 +97,16 @@ def check_site(experiment: Experiment) -> None:
             raise SpecError(f"{error}; or use server = \"builtin\"") from error
     for variant in experiment.variants:
         profile = resolve_profile(experiment.profile_of(variant), experiment.profiles)
+        limit = resolve_limit(experiment.profile_of(variant), experiment.profiles)
         if experiment.server == "nginx" and experiment.base_url is None and profile.shaped:
             raise SpecError(
                 f"server = \"nginx\" cannot shape traffic, but variant {variant.name!r} uses profile "
                 f"{profile.name!r}; use server = \"builtin\" for shaped profiles, or profile = \"loopback\""
+            )
+        if experiment.server == "nginx" and experiment.base_url is None and limit is not None:
+            raise SpecError(
+                f"server = \"nginx\" has no connection limit, but variant {variant.name!r} uses profile "
+                f"{profile.name!r} with max_connections; use server = \"builtin\""
             )
 
 
@@ -262,7 +291,8 @@ class FixtureSite:
             from fixtures.server import serve_in_background
 
             profile = resolve_profile(name, self.experiment.profiles)
-            server = stack.enter_context(serve_in_background(self.root, profile=profile, host=self.host))
+            limit = resolve_limit(name, self.experiment.profiles)
+            server = stack.enter_context(serve_in_background(self.root, profile=profile, host=self.host, limit=limit))
         self._servers[name] = (stack, server)
 
     def _stop(self, name: str) -> None:

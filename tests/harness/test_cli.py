@@ -16,7 +16,9 @@ from click.testing import CliRunner
 
 from harness.cli import bench_group
 from harness.run.child import descendants
-from tests.harness.helpers import write_spec
+from tests.harness.helpers import run_bench, write_spec
+
+SEED = Path(__file__).resolve().parents[2] / "experiments" / "seed-002.toml"
 
 
 def _invoke(*args: str) -> tuple[int, str]:
@@ -69,9 +71,8 @@ def test_each_wrongly_typed_or_misspelt_spec_value_is_exit_2_and_one_line(
 def test_bench_spec_checks_a_spec_and_prints_it_or_the_schema(tmp_path: Path) -> None:
     from harness.experiment.spec import load_spec, spec_schema
 
-    seed = Path(__file__).resolve().parents[2] / "experiments" / "seed-002.toml"
-    checked = CliRunner().invoke(bench_group, ["spec", str(seed)])
-    assert checked.exit_code == 0 and json.loads(checked.output) == load_spec(seed).as_dict()
+    checked = CliRunner().invoke(bench_group, ["spec", str(SEED)])
+    assert checked.exit_code == 0 and json.loads(checked.output) == load_spec(SEED).as_dict()
     schema = CliRunner().invoke(bench_group, ["spec", "--schema"])
     assert schema.exit_code == 0 and json.loads(schema.output) == spec_schema()
     bad = tmp_path / "bad.toml"
@@ -97,6 +98,45 @@ def test_report_of_a_folder_without_results(tmp_path: Path) -> None:
 def test_sweep_refuses_a_zero_concurrency() -> None:
     code, output = _invoke("sweep", "--downloader", "asyncio", "--concurrency", "0,4")
     assert code == 2 and "1 or more" in output
+
+
+@pytest.mark.parametrize(("value", "why"), [("0", "from 1 to 256, or auto, not '0'"),
+                                            ("257", "from 1 to 256, or auto, not '257'"),
+                                            ("x", "a whole number from 1 up, or auto, not 'x'")])
+@pytest.mark.parametrize("command", [["run", str(SEED)], ["sweep", "--downloader", "asyncio"]], ids=["run", "sweep"])
+def test_processes_out_of_range_are_a_usage_error_of_one_line(command: list[str], value: str, why: str) -> None:
+    code, output = _invoke(*command, "--processes", value)
+    errors = [line for line in output.splitlines() if line.startswith("Error:")]
+    assert code == 2 and errors == [f"Error: Invalid value for '--processes': processes must be {why}"], output
+
+
+def test_processes_go_to_every_pulp_sync_variant_of_a_spec(tmp_path: Path) -> None:
+    """As `bench run` would run it: programs split nothing, so they keep what they had; a spec with no
+    pulp-sync variant, or one that sweeps processes itself, refuses the flag."""
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[variants]]\nname = "a"\ndownloader = "asyncio"\n'
+                    '[[variants]]\nname = "b"\nkind = "command"\ncommand = "true"\n')
+    code, output = _invoke("spec", str(spec), "--processes", "auto")
+    assert code == 0, output
+    assert [variant.get("processes") for variant in json.loads(output)["variants"]] == ["auto", None]
+    code, output = _invoke("spec", str(spec), "--variants", "b", "--processes", "2")
+    assert code == 2 and "Error: --processes: no variant is a pulp-sync sync" in output
+    spec.write_text('kind = "sweep"\nsweep_setting = "processes"\n[[variants]]\nname = "a"\ndownloader = "asyncio"\n')
+    code, output = _invoke("spec", str(spec), "--processes", "2")
+    assert code == 2 and "Error: give --processes or a sweep of processes, not both" in output
+
+
+def test_a_sweep_of_processes_splits_each_variants_syncs_as_it_says(tiny_tree: Path, tmp_path: Path) -> None:
+    """`bench sweep --sweep processes=1,2` end to end: each variant's runs used its processes."""
+    run_bench("sweep", "--downloader", "asyncio", "--sweep", "processes=1,2", "--runs", "1", "--warmup", "0",
+              "--fixtures", str(tiny_tree), "--out", str(tmp_path / "out"), "--state-dir", str(tmp_path / "state"),
+              "--quiet", cwd=tmp_path)
+    document = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {(run["variant"], run["ok"], run["processes"]) for run in document["runs"]} == {
+        ("asyncio-p1", True, 1), ("asyncio-p2", True, 2)}
+    (pick,) = document["recommendations"]
+    assert pick["setting"] == "processes" and pick["values"] == [1, 2]
+    assert (tmp_path / "out" / "sweep.png").is_file()
 
 
 def test_run_and_sweep_list_their_exit_codes() -> None:

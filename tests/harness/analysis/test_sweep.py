@@ -1,4 +1,5 @@
-"""Sweeps of any numeric Remote setting, their verdicts and results.json, on synthetic runs (no syncs)."""
+"""Sweeps of any numeric Remote setting or of processes, their verdicts and results.json, on synthetic runs
+(no syncs)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from harness import cli
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
 from harness.analysis.sweep import INDISTINGUISHABLE, RECOMMENDED, recommend, recommendation_sentence, sweep_experiment
-from harness.experiment.spec import Experiment, SpecError, experiment_from_dict
+from harness.experiment.spec import Experiment, SpecError, experiment_from_dict, sweep_value
 from harness.experiment.variant import InlineVariant
 from harness.report.render import render
 from harness.results.folder import RESULTS_FILE, Results, load_results
@@ -115,6 +116,40 @@ def test_a_sweep_through_zero_renders_its_plot_and_report(tmp_path: Path) -> Non
     assert "Sweep of max_retries" in rendered.report.read_text()
 
 
+def test_a_processes_sweep_names_its_variants_and_sets_their_processes() -> None:
+    spec = sweep_experiment(["asyncio", "futures"], ["4", 1, 2, "1"], ["100"], sweep_setting="processes")
+    assert spec.sweep_setting == "processes" and spec.kind == "sweep"
+    assert [(v.name, v.processes) for v in spec.variants] == [
+        ("asyncio-p1", 1), ("asyncio-p2", 2), ("asyncio-p4", 4),
+        ("futures-p1", 1), ("futures-p2", 2), ("futures-p4", 4)]
+    assert {v.download_concurrency for v in spec.variants} == {10} and all(not v.remote for v in spec.variants)
+    assert experiment_from_dict(spec.as_dict()) == spec
+
+
+def test_a_processes_sweep_recommends_the_fewest_within_the_tolerance_and_renders(tmp_path: Path) -> None:
+    results = _results({1: (4.0, 4.1, 3.9), 2: (2.0, 2.05, 1.95), 4: (1.96, 1.98, 2.0)}, sweep_setting="processes")
+    pick = _pick(results)
+    assert (pick.setting, pick.verdict, pick.value, pick.best_value) == ("processes", RECOMMENDED, 2, 4)
+    assert "asyncio on 100: use processes 2 (" in recommendation_sentence(pick)
+    save_run_outputs(tmp_path, results)
+    rendered = render(tmp_path)
+    assert (tmp_path / "sweep.png").is_file() and "## Recommended processes" in (tmp_path / "summary.md").read_text()
+    assert "Sweep of processes" in rendered.report.read_text()
+
+
+def test_a_spec_sweeps_processes_when_every_variant_has_a_number_of_them() -> None:
+    def sweep(*variants: dict[str, Any]) -> Experiment:
+        return experiment_from_dict({"name": "s", "kind": "sweep", "sweep_setting": "processes",
+                                     "variants": [{"name": "a", "downloader": "asyncio"}, *variants]})
+
+    spec = sweep({"name": "b", "downloader": "asyncio", "processes": 4})
+    assert [sweep_value(spec, variant) for variant in spec.variants] == [1, 4]
+    with pytest.raises(SpecError, match="variant 'b': a sweep of processes needs a number for it, not 'auto'"):
+        sweep({"name": "b", "downloader": "asyncio", "processes": "auto"})
+    with pytest.raises(SpecError, match="variant 'b': a sweep of processes needs a number for it, not None"):
+        sweep({"name": "b", "kind": "command", "command": "true"})
+
+
 def test_a_spec_cannot_sweep_a_setting_that_is_not_a_number() -> None:
     with pytest.raises(SpecError, match="sweep_setting = 'headers': a numeric Remote setting"):
         Experiment(name="s", variants=(InlineVariant("a", "asyncio"),)).with_overrides(sweep_setting="headers")
@@ -129,13 +164,16 @@ def _invoke(*args: str) -> tuple[int, list[str]]:
 
 
 @pytest.mark.parametrize(("given", "message"), [
-    ("nope=1,2", "'nope' is not a numeric Remote setting; sweep one of: download_concurrency"),
-    ("headers=a", "'headers' is not a numeric Remote setting"),
+    ("nope=1,2", "'nope' is neither a numeric Remote setting nor processes; sweep one of: download_concurrency"),
+    ("headers=a", "'headers' is neither a numeric Remote setting nor processes"),
     ("rate_limit=5,fast", "rate_limit: 'fast' is not a number"),
     ("max_retries=0,1.5", "max_retries: '1.5' is not a whole number"),
     ("max_retries=-1,3", "max_retries must be 0 or more, not -1"),
     ("rate_limit=", "rate_limit: no values to sweep"),
     ("rate_limit", "'rate_limit': expected NAME=V1,V2,..."),
+    ("processes=1,auto", "processes: auto is not a number, so a sweep cannot order it; sweep numbers"),
+    ("processes=0,2", "processes must be from 1 to 256, or auto, not '0'"),
+    ("processes=2,x", "processes must be a whole number from 1 up, or auto, not 'x'"),
 ])
 def test_a_bad_sweep_is_a_usage_error(given: str, message: str) -> None:
     code, errors = _invoke("--sweep", given)
@@ -148,20 +186,45 @@ def test_sweep_and_concurrency_together_are_a_usage_error() -> None:
                                     "(--sweep download_concurrency=... is --concurrency)"]
 
 
-def test_the_sweep_option_builds_the_experiment(monkeypatch: pytest.MonkeyPatch) -> None:
-    made: list[Experiment] = []
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[Experiment]:
+    """The experiments `bench sweep` would run, kept instead of run."""
+    experiments: list[Experiment] = []
 
     def execute(experiment: Experiment, options: dict[str, Any]) -> Any:
-        made.append(experiment)
+        experiments.append(experiment)
         return SimpleNamespace(results=SimpleNamespace(runs=[]))
 
     monkeypatch.setattr(cli, "_execute", execute)
+    return experiments
+
+
+def test_the_sweep_option_builds_the_experiment(made: list[Experiment]) -> None:
     code, errors = _invoke("--sweep", "max_retries=3,0", "--runs", "2")
     assert (code, errors) == (0, [])
     (experiment,) = made
     assert experiment.sweep_setting == "max_retries" and experiment.runs == 2
     assert [(v.name, dict(v.remote)) for v in experiment.variants] == [
         ("asyncio-max_retries-0", {"max_retries": 0}), ("asyncio-max_retries-3", {"max_retries": 3})]
+
+
+def test_a_sweep_of_processes_with_processes_is_a_usage_error() -> None:
+    code, errors = _invoke("--sweep", "processes=1,2", "--processes", "2")
+    assert code == 2 and errors == ["Error: give --processes or a sweep of processes, not both: the sweep gives "
+                                    "each variant its own"]
+
+
+@pytest.mark.parametrize(("given", "variants"), [
+    (["--sweep", "processes=2,1"], [("asyncio-p1", 1, 10), ("asyncio-p2", 2, 10)]),
+    (["--concurrency", "2,4", "--processes", "auto"], [("asyncio-c2", "auto", 2), ("asyncio-c4", "auto", 4)]),
+    (["--sweep", "rate_limit=5", "--processes", "3"], [("asyncio-rate_limit-5", 3, 10)]),
+], ids=["swept", "each-concurrency", "each-rate"])
+def test_processes_are_swept_or_given_to_every_variant(made: list[Experiment], given: list[str],
+                                                       variants: list[tuple[str, Any, int]]) -> None:
+    """A swept value in its variant's `processes`; --processes in every variant, whatever is swept."""
+    assert _invoke(*given) == (0, [])
+    (experiment,) = made
+    assert [(v.name, v.processes, v.download_concurrency) for v in experiment.variants] == variants
 
 
 def test_a_best_value_at_the_edge_of_the_range_says_to_sweep_beyond_it() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import pytest
 
 from downloaders import available
 from downloaders.settings import REMOTE_SETTINGS
+from fixtures.limits import ConnectionLimit
+from fixtures.profiles import PROFILES
 from harness.experiment.spec import (
     Experiment,
     SpecError,
@@ -19,7 +22,7 @@ from harness.experiment.spec import (
     spec_schema,
 )
 from harness.experiment.variant import VARIANT_KINDS, PulpSyncVariant
-from harness.run.fixture_site import check_site, resolve_profile
+from harness.run.fixture_site import check_site, resolve_limit, resolve_profile
 from harness.variants.pulp_sync_cli import sync_arguments
 
 EXPERIMENTS = Path(__file__).resolve().parents[3] / "experiments"
@@ -154,6 +157,36 @@ def test_custom_profiles_build_on_a_named_one() -> None:
     assert (profile.name, profile.latency, profile.per_connection_bps) == ("throttled", 0.2, 100_000_000)
     with pytest.raises(SpecError, match="known"):
         resolve_profile("moon", custom)
+
+
+def test_a_custom_profile_may_limit_its_servers_connections() -> None:
+    custom = {"limited": {"base": "shared", "max_connections": 8, "limit_status": 429, "limit_retry_after": 2}}
+    assert resolve_limit("limited", custom) == ConnectionLimit(8, status=429, retry_after=2)
+    assert resolve_profile("limited", custom) == dataclasses.replace(PROFILES["shared"], name="limited")
+    assert resolve_limit("wan", custom) is None and resolve_limit("limited", {"limited": {"base": "wan"}}) is None
+    contended = resolve_profile("busy", {"busy": {"base": "wan", "contention_knee": 4, "contention_penalty": 0.1}})
+    assert contended.total_rate(14) == PROFILES["wan"].total_bps / 2
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"max_connections": 0}, "profile 'limited': max_connections must be a whole number, 1 or more, got 0"),
+        ({"max_connections": "8"}, "profile 'limited': max_connections must be a whole number, 1 or more, got '8'"),
+        ({"max_connections": 8, "limit_status": 500}, "profile 'limited': limit_status must be 503 or 429, got 500"),
+        ({"limit_status": 429}, "profile 'limited': limit_status and limit_retry_after need max_connections"),
+    ],
+)
+def test_a_mistaken_connection_limit_is_one_line(values: dict[str, object], message: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        check_site(experiment_from_dict(_spec(profile="limited", profiles={"limited": values})))
+    assert str(refused.value) == message
+
+
+def test_nginx_cannot_limit_connections() -> None:
+    spec = experiment_from_dict(_spec(server="nginx", profile="limited", profiles={"limited": {"max_connections": 4}}))
+    with pytest.raises(SpecError, match="has no connection limit"):
+        check_site(spec)
 
 
 def test_nginx_cannot_serve_a_shaped_profile() -> None:
