@@ -29,4 +29,5 @@ RULES: dict[int, str] = {
     21: "Through the proxy, with its credentials",
     22: "TLS as configured",
     23: "The rate limit",
+    24: "A changing limit, where declared",
 }

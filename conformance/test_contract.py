@@ -43,6 +43,7 @@ from downloaders import (
     AddressPolicy,
     AddressRefused,
     BodyTooLarge,
+    ConcurrencyLimit,
     DigestMismatch,
     DownloadConnectionError,
     Downloader,
@@ -60,6 +61,7 @@ from downloaders import (
 from downloaders.defaults import MAX_REDIRECTS
 from fixtures.faults import FaultConfig
 from fixtures.generate import generate_tree
+from fixtures.limits import ConnectionLimit
 from fixtures.profiles import PROFILES, NetworkProfile
 from fixtures.server import RunningServer, serve_in_background
 from pulp_base.manifest import MANIFEST_NAME
@@ -116,6 +118,8 @@ RATE, RATED = 10.0, 6
 """rate_limit of the rate test, and the requests it starts: at least 0.5 s apart from first to last."""
 RATE_SLACK = 0.8
 """The share of (RATED - 1) / RATE that the starts of the rate test must span at least."""
+MOST, ALLOWED = 8, 2
+"""max_concurrency of the tests of a changing limit, and the requests at once the limited remote allows."""
 CREDENTIALS: dict[str, object] = {
     "username": "conformance",
     "password": "the-password",
@@ -776,6 +780,51 @@ def test_rate_limit_spaces_the_starts(subject: Subject, origins: Callable[..., w
     assert span >= RATE_SLACK * (RATED - 1) / RATE, subject.broke(
         23, f"started {RATED} requests within {span:.2f} s at rate_limit={RATE:g}", must
     )
+
+
+# --- rule 24: a changing limit, where declared ---------------------------------------------------------------
+
+
+def _adapting(subject: Subject) -> None:
+    """Skip the test of a downloader that does not say it follows a changing limit (it keeps a fixed one)."""
+    if not getattr(subject.cls, "adapts_concurrency", False):
+        pytest.skip(f"downloader {subject.name!r} keeps a fixed limit (no adapts_concurrency = True)")
+
+
+def test_a_changing_limit_stays_within_max_concurrency(subject: Subject, tree: Path, temp_dir: Path) -> None:
+    _adapting(subject)
+    downloader = subject.make(auto_concurrency=True, max_concurrency=MOST)
+    with serve_in_background(tree, profile=PROFILES["wan"]) as running:
+        requests = read_requests(tree, running.url, HUNDRED)
+        outcomes = list(subject.reported(lambda: downloader.fetch(iter(requests), temp_dir)))
+        seen = running.stats()
+    must = f"keep at most max_concurrency ({MOST}) downloads in flight, and connections open, with auto_concurrency"
+    check_all_fetched(subject, requests, outcomes, temp_dir, attempts=1, rule=24, must=must)
+    held = max(seen["max_in_flight"], seen["max_connections"])
+    assert held <= MOST, subject.broke(24, f"held {held} requests or connections at once", must)
+    limit = getattr(downloader, "concurrency", None)
+    assert isinstance(limit, ConcurrencyLimit), subject.broke(
+        24, f"has no ConcurrencyLimit as its `concurrency` after a fetch (it has {limit!r})",
+        "keep the fetch's limit (downloaders.limit_for) as `concurrency`, where the sync reads its record")
+    limits = [change.limit for change in limit.trajectory()]
+    assert all(1 <= value <= MOST for value in limits), subject.broke(24, f"recorded limits {limits}", must)
+
+
+@pytest.mark.parametrize("status", [503, 429])
+def test_a_changing_limit_backs_off_a_connection_limited_remote(
+    subject: Subject, tree: Path, temp_dir: Path, status: int
+) -> None:
+    _adapting(subject)
+    limit = ConnectionLimit(ALLOWED, status=status, retry_after=0)
+    with serve_in_background(tree, profile=PROFILES["wan"], limit=limit) as running:
+        requests = read_requests(tree, running.url, HUNDRED)[:40]
+        outcomes = subject.fetch_all(requests, temp_dir, auto_concurrency=True, max_concurrency=MOST)
+        refused = running.stats()["limited"]
+    must = (f"follow its limit down when the remote refuses requests beyond {ALLOWED} at once ({status}), "
+            "and fetch every file")
+    check_all_fetched(subject, requests, outcomes, temp_dir, attempts=None, rule=24, must=must)
+    assert refused < len(requests), subject.broke(
+        24, f"was refused {refused} times fetching {len(requests)} files", must)
 
 
 def _given(path: Path, given: str) -> Path | str:

@@ -7,10 +7,12 @@ kept stable for plugins (docs/plugins.md):
   `DownloaderSettings` (with its `AddressPolicy`), the error types, and the entry-point group `ENTRY_POINT_GROUP`;
 - the helpers that make a downloader behave like the built-ins, so that a comparison measures the
   engine and nothing else: `BaseDownloader` with `Handoff` and `FetchCancelled` (a thread of its
-  own and the bounded hand-off to the consumer), `BodyWriter` (stream to a temp file, verify size
-  and sha256, never leave a partial file), `RetryPolicy` with `DownloadJob` (a request's attempts
-  so far, and the outcome to report), `RateLimiter`, `parse_retry_after`, `request_headers` and
-  `first_hop_headers` (basic auth as a header of the first hop),
+  own and the bounded hand-off to the consumer), `ConcurrencyLimit` from `limit_for` (the downloads in
+  flight now, fixed or found while the fetch runs: `AdaptiveConcurrency`, `is_overload`), `BodyWriter`
+  (stream to a temp file, verify size and sha256, never leave a partial file), `RetryPolicy` with
+  `DownloadJob` (a request's attempts so far, and the outcome to report), `RateLimiter`,
+  `parse_retry_after`, `request_headers` and `first_hop_headers` (basic auth as a header of the
+  first hop),
   `build_ssl_context` (certificates and keys given as files or as PEM text, `is_pem`), `check_url`,
   `Redirects` with `redirect_location` (redirects followed hop by hop: each checked against the
   address policy, credentials and configured headers kept to the remote's origin), and
@@ -22,6 +24,7 @@ Everything else (the engines' modules, `defaults`) is internal and may change.
 
 from downloaders.addresses import AddressPolicy
 from downloaders.base import BaseDownloader, Downloader, FetchCancelled, Handoff, check_url
+from downloaders.concurrency import AdaptiveConcurrency, ConcurrencyLimit, FixedConcurrency, is_overload, limit_for
 from downloaders.deadlines import deadline_seconds, deadline_timeout
 from downloaders.errors import (
     AddressRefused,
@@ -55,6 +58,11 @@ __all__ = [
     "FetchCancelled",
     "Handoff",
     "check_url",
+    "AdaptiveConcurrency",
+    "ConcurrencyLimit",
+    "FixedConcurrency",
+    "is_overload",
+    "limit_for",
     "deadline_seconds",
     "deadline_timeout",
     "TLSConfigurationError",

@@ -1,4 +1,4 @@
-"""The asyncio engine: aiohttp, one session per fetch, a semaphore of `download_concurrency`.
+"""The asyncio engine: aiohttp, one session per fetch, a semaphore as large as the concurrency limit.
 
 Redirects are followed here (`downloaders.redirects`), not by aiohttp, and the session connects only
 to the addresses the remote-address policy allows (`_PolicyResolver`, `downloaders.connecting`).
@@ -23,6 +23,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from downloaders.addresses import AddressPolicy
 from downloaders.base import BaseDownloader, Handoff
+from downloaders.concurrency import ConcurrencyLimit
 from downloaders.connecting import ProxiedTargets, allowed_addresses
 from downloaders.deadlines import deadline_seconds, deadline_timeout
 from downloaders.errors import (
@@ -52,11 +53,12 @@ class AsyncioDownloader(BaseDownloader):
     """Coroutines on one event loop in the engine thread; large bodies hashed in HashingLanes, one
     lane per usable CPU but the loop's (`hashing_lanes`).
 
-    At most `download_concurrency` requests hold a connection; twice as many tasks exist at once
+    At most `concurrency.limit` requests hold a connection; twice its bound of tasks exist at once
     (the others are backing off or waiting for a slot), so memory stays flat for any manifest.
     """
 
     name = "asyncio"
+    adapts_concurrency = True
 
     def __init__(self, settings: DownloaderSettings) -> None:
         super().__init__(settings)
@@ -72,10 +74,10 @@ class AsyncioDownloader(BaseDownloader):
         assert main is not None
         handoff.cancel_on_close(main)
         policy, limiter = RetryPolicy(self.settings), RateLimiter(self.settings.rate_limit)
-        slots = asyncio.Semaphore(self.settings.download_concurrency)
-        window = 2 * self.settings.download_concurrency
+        slots = _Slots(self.concurrency)
+        window = 2 * self.concurrency.bound
         downloads = _Downloads()
-        hashing = HashingLanes(asyncio.get_running_loop(), hashing_lanes(self.settings.download_concurrency))
+        hashing = HashingLanes(asyncio.get_running_loop(), hashing_lanes(self.concurrency.bound))
         try:
             async with self._client() as client:
                 try:
@@ -105,7 +107,7 @@ class AsyncioDownloader(BaseDownloader):
         resolver = _PolicyResolver(settings.address_policy)  # a connector closes only a resolver it made
         try:
             async with aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=settings.download_concurrency, ssl=self._ssl, resolver=resolver),
+                connector=aiohttp.TCPConnector(limit=self.concurrency.bound, ssl=self._ssl, resolver=resolver),
                 timeout=timeout,
                 cookie_jar=aiohttp.DummyCookieJar(),
                 auto_decompress=False,
@@ -118,7 +120,7 @@ class AsyncioDownloader(BaseDownloader):
     async def _download(
         self,
         client: _Client,
-        slots: asyncio.Semaphore,
+        slots: _Slots,
         policy: RetryPolicy,
         limiter: RateLimiter,
         hashing: HashingLanes,
@@ -135,7 +137,7 @@ class AsyncioDownloader(BaseDownloader):
                 if delay := limiter.reserve():
                     await asyncio.sleep(delay)
                 async with slots:
-                    with job.holding():
+                    with job.holding(), self.concurrency.attempt():
                         path, digest, size = await self._attempt(client, hashing, request, chain, temp_dir)
                 return job.result(path, digest, size)
             except DownloadError as error:
@@ -167,6 +169,7 @@ class AsyncioDownloader(BaseDownloader):
                 with hashing.body(request, temp_dir) as body:
                     async for chunk in response.content.iter_chunked(self.settings.chunk_size):
                         await body.write(chunk)
+                        self.concurrency.transferred(len(chunk))
                     return body.path, await body.finish(), body.size
         except AddressRefused as error:  # a refusal when connecting names the host, not the URL
             raise AddressRefused(url, error.message) from error
@@ -255,6 +258,46 @@ class _PolicyResolver(AbstractResolver):
 
     async def close(self) -> None:
         await self._resolver.close()
+
+
+class _Slots:
+    """A semaphore as large as the fetch's concurrency limit is now: an attempt waits while `limit` attempts
+    hold a slot, and waiters start as soon as one ends or the limit rises (`ConcurrencyLimit.watch`, called
+    on this loop's thread: every call into the limit is made from it)."""
+
+    def __init__(self, concurrency: ConcurrencyLimit) -> None:
+        self._concurrency = concurrency
+        self._held = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        concurrency.watch(self._wake)
+
+    async def __aenter__(self) -> None:
+        while self._held >= self._concurrency.limit:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                self._wake()  # a wake-up it took for a slot goes to the next waiter
+                raise
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+        self._held += 1
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._held -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake as many waiters as there are free slots; each looks again."""
+        free = self._concurrency.limit - self._held
+        for waiter in self._waiters:
+            if free <= 0:
+                return
+            if not waiter.done():
+                waiter.set_result(None)
+                free -= 1
 
 
 class _Downloads:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
 
 from downloaders import defaults
+from downloaders.concurrency import ConcurrencyLimit, limit_for
 from downloaders.errors import UnsupportedURL
 from downloaders.settings import DownloaderSettings, check_http_url
 from downloaders.types import DownloadRequest, DownloadResult, Outcome
@@ -146,15 +147,26 @@ def _discard(outcome: object) -> None:
 
 
 class BaseDownloader(abc.ABC):
-    """Runs `_run` in a background thread and turns the hand-off queue into `fetch`'s iterator."""
+    """Runs `_run` in a background thread and turns the hand-off queue into `fetch`'s iterator.
+
+    Each fetch has its `concurrency` (downloaders.concurrency.limit_for): the downloads `_run` may have in
+    flight now, fixed or found while it runs, and the record of them; a subclass that follows it, as the
+    built-in engines do, says so with `adapts_concurrency = True` (docs/plugins.md).
+    """
 
     name: ClassVar[str]
+    adapts_concurrency: ClassVar[bool] = False
+    """Whether `_run` follows `self.concurrency.limit` as it changes (`auto_concurrency`); one that does not
+    is given a fixed `download_concurrency` by the sync."""
 
     def __init__(self, settings: DownloaderSettings) -> None:
         self.settings = settings
+        self.concurrency: ConcurrencyLimit = limit_for(settings)
+        """The latest fetch's limit and its record (the sync reports its trajectory)."""
 
     def fetch(self, requests: Iterable[DownloadRequest], temp_dir: Path) -> Generator[Outcome, None, None]:
-        handoff = Handoff(maxsize=self.settings.download_concurrency * defaults.QUEUE_SIZE_FACTOR)
+        self.concurrency = limit_for(self.settings)
+        handoff = Handoff(maxsize=self.concurrency.bound * defaults.QUEUE_SIZE_FACTOR)
         worker = threading.Thread(
             target=self._run_to_end,
             args=(requests, Path(temp_dir), handoff),
@@ -184,11 +196,13 @@ class BaseDownloader(abc.ABC):
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
         """Download every request, emitting each outcome through `handoff` as it completes.
 
-        Must keep at most `download_concurrency` requests in flight, make what a download needs (a
-        connection, a handle, a worker) only as downloads start (3 files need 3, whatever the
-        concurrency), release that slot while backing off, and return promptly (raising FetchCancelled
-        is fine) once `handoff.cancelled`: a thread blocked in a socket until its timeout holds up the
-        consumer, who waits for `_run` (`handoff.on_cancel` can cut it off).
+        Must keep at most `self.concurrency.limit` requests in flight (read again as they end: it changes
+        with `adapts_concurrency`), wrap each attempt in `self.concurrency.attempt()` and give each body's
+        chunks to `self.concurrency.transferred`, make what a download needs (a connection, a handle, a
+        worker) only as downloads start (3 files need 3, whatever the concurrency), release that slot
+        while backing off, and return promptly (raising FetchCancelled is fine) once `handoff.cancelled`:
+        a thread blocked in a socket until its timeout holds up the consumer, who waits for `_run`
+        (`handoff.on_cancel` can cut it off).
         A `DownloadJob` per request keeps the clock: `holding()` around each attempt, entered once it
         holds its slot and the rate limit let it start, and `back_off(delay)` for each retry.
         """

@@ -95,3 +95,76 @@ MAX_REDIRECTS: int = 10
 QUOTED_CHARS: int = 120
 """The most characters of a library's error text an error of ours quotes: that text can hold what the
 server sent (a status line that is not HTTP), and a sync service shows errors to its users."""
+
+MAX_CONCURRENCY: int = 64
+"""The most downloads in flight `auto_concurrency` reaches (a Remote's `max_concurrency`). On every link
+measured here throughput stops growing below it (docs/tuning-your-remote.md: 10 fills loopback, 16 reaches
+92% of a `wan` link and 64 reaches 95%), and it is a quarter of MAX_DOWNLOAD_CONCURRENCY, so an adaptive
+sync holds at most 128 file descriptors for its downloads."""
+
+AUTO_START: int = 4
+"""Downloads in flight an adaptive fetch begins with: small, as TCP's and BBR's windows begin, and two
+doublings below pulpcore's default of 10."""
+
+AUTO_WINDOW: float = 0.3
+"""Seconds an adaptive fetch measures goodput for at least before it changes its limit."""
+
+AUTO_SETTLE: float = 0.1
+"""Seconds a new limit runs before its window counts (and at least one chunk or end a slot): its new
+downloads' first bytes take a round trip or two to come, more with TCP's slow start."""
+
+AUTO_EVENTS_PER_SLOT: int = 8
+"""Chunks or ends a window sees at least, per slot of its limit: a download's last chunk counts whole in
+the window it arrives in, so a window must hold several of each download's for its goodput to be fair
+(one chunk in eight: an error of an eighth at worst, a sixteenth on average)."""
+
+AUTO_ATTEMPTS_PER_WINDOW: float = 2.0
+"""A window lasts at least this many attempts' time (their recent mean), so that each slot's gaps between
+downloads, a round trip each without bytes, weigh in it as they do in the long run."""
+
+AUTO_ATTEMPT_WEIGHT: float = 0.05
+"""The weight of each ended attempt in the mean attempt time (an exponentially weighted mean: the last
+twenty or so attempts count)."""
+
+AUTO_WINDOW_MOST: float = 3.0
+"""The longest a window waits for its attempts' time, in seconds: big files stream without gaps, and a
+window of several seconds would make the search slower than the sync."""
+
+AUTO_BUSY: float = 0.8
+"""A window whose downloads in flight averaged less than this share of its limit ran short of work (the
+end of the manifest, a rate limit, retries backing off): its goodput says nothing of the link."""
+
+AUTO_GROWTH: float = 0.25
+"""Goodput must grow by this share when the limit doubles for the search to double again (BBR's
+"full pipe" estimator grows its rate by 25% a round or concludes the pipe is full)."""
+
+AUTO_TOLERANCE: float = 0.05
+"""The limit held is the smallest whose goodput is within this share of the best measured (the sweep's
+recommendation uses the same 5%: harness.defaults.SWEEP_TOLERANCE)."""
+
+AUTO_PRECISION: float = 0.1
+"""The bisection stops when the limits short of the plateau and on it are this share apart (or adjacent)."""
+
+AUTO_PROBE_EVERY: int = 8
+"""Windows at the held limit between two probes of a step above or below it."""
+
+AUTO_PROBE_STEP: float = 0.25
+"""A probe's step: this share of the held limit, at least one download."""
+
+AUTO_PROBE_GAIN: float = 0.1
+"""Goodput a probe above the held limit must gain for the search to resume upwards."""
+
+AUTO_OVERLOAD_SHARE: float = 0.1
+"""Overload (429, 503, refused or reset connections, timeouts) in more than this share of a window's ended
+attempts, and at least two, cuts the limit: a fault here and there is no overload."""
+
+AUTO_OVERLOAD_MEMORY: int = 16
+"""Windows for which a limit that overloaded the remote stays a ceiling, after which it may be probed
+again (a remote's load changes)."""
+
+AUTO_OVERLOAD_MEMORY_MOST: int = 1024
+"""The longest a ceiling is remembered, in windows, however often the remote was overloaded there: five
+minutes and more at the shortest window."""
+
+AUTO_TRAJECTORY: int = 200
+"""Changes of limit a fetch keeps for its trajectory, about: past twice as many, every other is dropped."""

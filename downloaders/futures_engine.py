@@ -1,4 +1,4 @@
-"""The futures engine: a ThreadPoolExecutor of `download_concurrency` threads sharing one urllib3 pool.
+"""The futures engine: a ThreadPoolExecutor of as many threads as the concurrency's bound, one urllib3 pool.
 
 urllib3's PoolManager is documented thread-safe and keeps one pool of keep-alive connections per
 host, sized to the concurrency: every thread reuses warm connections, and there is one place to
@@ -81,6 +81,7 @@ class FuturesDownloader(BaseDownloader):
     """Threads doing blocking reads; the engine thread submits, collects, retries and hands over."""
 
     name = "futures"
+    adapts_concurrency = True
 
     def __init__(self, settings: DownloaderSettings) -> None:
         super().__init__(settings)
@@ -89,11 +90,11 @@ class FuturesDownloader(BaseDownloader):
     def _run(self, requests: Iterable[DownloadRequest], temp_dir: Path, handoff: Handoff) -> None:
         connections = _Connections()
         handoff.on_cancel(connections.cut_off)
-        pool = _pool_manager(self.settings, self.name, self._ssl, connections)
+        pool = _pool_manager(self.settings, self.name, self._ssl, connections, self.concurrency.bound)
         limiter = RateLimiter(self.settings.rate_limit)
-        concurrency = self.settings.download_concurrency
+        threads = self.concurrency.bound
         try:
-            with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="futures-download") as executor:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="futures-download") as executor:
                 in_flight: dict[Future[DownloadResult], DownloadJob] = {}
                 try:
                     self._schedule(iter(requests), temp_dir, handoff, executor, in_flight, pool, limiter)
@@ -115,12 +116,11 @@ class FuturesDownloader(BaseDownloader):
         policy = RetryPolicy(self.settings)
         backing_off: list[tuple[float, int, DownloadJob]] = []
         order = itertools.count()
-        concurrency = self.settings.download_concurrency
         exhausted = False
         while True:
             if handoff.cancelled.is_set():
                 raise FetchCancelled()
-            while len(in_flight) < concurrency:
+            while len(in_flight) < self.concurrency.limit:
                 job, exhausted = _next_job(backing_off, requests, exhausted)
                 if job is None:
                     break
@@ -158,7 +158,7 @@ class FuturesDownloader(BaseDownloader):
         chain = Redirects(job.request.url, pool.headers, self.settings)
         if cancelled.wait(limiter.reserve()):
             raise FetchCancelled()
-        with job.holding():
+        with job.holding(), self.concurrency.attempt():
             body = self._get(pool, job.request, chain, temp_dir, cancelled)
         return job.result(*body)
 
@@ -184,6 +184,7 @@ class FuturesDownloader(BaseDownloader):
                     if cancelled.is_set():
                         raise FetchCancelled()
                     body.write(chunk)
+                    self.concurrency.transferred(len(chunk))
                 result = body.path, body.finish(), body.size
         except HTTPError as error:
             response.close()
@@ -245,10 +246,10 @@ def _response(pool: urllib3.PoolManager, chain: Redirects) -> urllib3.BaseHTTPRe
 
 
 def _pool_manager(
-    settings: DownloaderSettings, engine: str, ssl_context: ssl.SSLContext, connections: _Connections
+    settings: DownloaderSettings, engine: str, ssl_context: ssl.SSLContext, connections: _Connections, bound: int
 ) -> urllib3.PoolManager:
-    """One thread-safe pool per fetch, up to `download_concurrency` keep-alive connections per host, each made
-    when a request finds none idle (`_NoSlotsUpFront`).
+    """One thread-safe pool per fetch, up to `bound` (the concurrency's) keep-alive connections per host, each
+    made when a request finds none idle (`_NoSlotsUpFront`).
 
     Its `headers` are a first hop's, which `Redirects` starts from; each request passes its hop's own.
     """
@@ -256,7 +257,7 @@ def _pool_manager(
     headers = first_hop_headers(settings, engine)
     common = {
         "num_pools": 16,
-        "maxsize": settings.download_concurrency,
+        "maxsize": bound,
         "headers": headers,
         "timeout": timeout,
         "ssl_context": ssl_context,
@@ -373,7 +374,7 @@ class _NoSlotsUpFront(HTTPConnectionPool):
     connection in its queue when it is made (urllib3 does, so that a blocking pool waits for a free slot).
 
     The pools here never block (`block` is False: a request finds an idle connection or makes one), and the
-    engine has at most `download_concurrency` requests in flight, so a pool holds no more connections than
+    engine has at most `concurrency.limit` requests in flight, so a pool holds no more connections than
     the most requests it saw at once, at most one per file to fetch: 3 files at concurrency 256 make 3.
     """
 

@@ -40,7 +40,13 @@ __all__ = [
     "is_pem",
     "check_http_url",
     "check_header",
+    "AUTO",
+    "concurrency_settings",
 ]
+
+AUTO = "auto"
+"""`download_concurrency` as a command line, a spec or a TOML table gives it when the limit is to be found
+while syncing: the Remote setting `auto_concurrency` (`concurrency_settings`)."""
 
 _HTTP_SCHEMES = frozenset({"http", "https"})
 """The schemes every engine fetches from, and the only proxies aiohttp and urllib3 speak to."""
@@ -140,11 +146,24 @@ def _check_proxy_url(name: str, url: str) -> None:
         raise SettingError(f"{name}: {error} (aiohttp and urllib3 speak to no other proxy)") from error
 
 
-def _remote(help: str, secret: bool = False, rule: Rule | None = None) -> dict[str, Any]:
+def _remote(help: str, secret: bool = False, rule: Rule | None = None, words: tuple[str, ...] = (),
+            option: bool = True) -> dict[str, Any]:
     """A field's metadata marking it a Remote setting: its help text, whether its value is a secret
-    (never taken on a command line, never written to a results folder), and the rule its value must
-    pass, besides its type."""
-    return {"remote": True, "help": help, "secret": secret, "rule": rule}
+    (never taken on a command line, never written to a results folder), the rule its value must pass
+    besides its type, the `words` a command line or a spec may give instead of a value of the type
+    (`auto` for download_concurrency), and whether it has a command-line option of its own."""
+    return {"remote": True, "help": help, "secret": secret, "rule": rule, "words": words, "option": option}
+
+
+def concurrency_settings(value: int | str) -> dict[str, Any]:
+    """`download_concurrency` as a command line or a spec gives it, a number or AUTO, as the Remote settings
+    that hold it: AUTO turns `auto_concurrency` on (and keeps `download_concurrency`, the limit of a
+    downloader that cannot change its own), a number is a fixed limit and turns it off. Two settings and not
+    one field of two types because Pulp's API types `download_concurrency` as an integer, which pulp-cli
+    sends and every generated client reads back (docs/plugins.md)."""
+    if value == AUTO:
+        return {"auto_concurrency": True}
+    return {"download_concurrency": value, "auto_concurrency": False}
 
 
 @dataclass(frozen=True)
@@ -152,7 +171,14 @@ class DownloaderSettings:
     """Settings of one remote's downloads; checked when built, so a bad value fails before any fetch."""
 
     download_concurrency: int = field(default=defaults.DOWNLOAD_CONCURRENCY, metadata=_remote(
-        f"Downloads in flight at once, 1 to {defaults.MAX_DOWNLOAD_CONCURRENCY}.", rule=_check_concurrency))
+        f"Downloads in flight at once, 1 to {defaults.MAX_DOWNLOAD_CONCURRENCY}, or auto: found while syncing, "
+        "up to max_concurrency.", rule=_check_concurrency, words=(AUTO,)))
+    auto_concurrency: bool = field(default=False, metadata=_remote(
+        "Find the downloads in flight while syncing, from a few up to max_concurrency (download_concurrency "
+        "auto); a downloader that cannot change its limit keeps download_concurrency.", option=False))
+    max_concurrency: int = field(default=defaults.MAX_CONCURRENCY, metadata=_remote(
+        f"The most downloads in flight auto_concurrency reaches, 1 to {defaults.MAX_DOWNLOAD_CONCURRENCY}.",
+        rule=_check_concurrency))
     connect_timeout: float | None = field(default=defaults.CONNECT_TIMEOUT, metadata=_remote(
         "Seconds to get a connection, waiting for a free one in the pool included.", rule=_check_seconds))
     sock_connect_timeout: float | None = field(default=defaults.SOCK_CONNECT_TIMEOUT, metadata=_remote(
@@ -210,6 +236,13 @@ class DownloaderSettings:
             raise ValueError("client_key needs client_cert")
 
     @property
+    def concurrency_bound(self) -> int:
+        """The most downloads this remote's fetch has in flight at once: `max_concurrency` when its limit is
+        found while it runs (`auto_concurrency`), else `download_concurrency`. Pools, threads and queues are
+        sized for it."""
+        return self.max_concurrency if self.auto_concurrency else self.download_concurrency
+
+    @property
     def shortest_connect_timeout(self) -> float | None:
         """The shorter of `connect_timeout` and `sock_connect_timeout` (None when neither is set): the
         one limit for engines whose client has a single connect timeout (urllib3, httpx, libcurl)."""
@@ -226,6 +259,8 @@ class DownloaderSettings:
         if unknown:
             raise ValueError(f"unknown downloader setting(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         given = {k: v for k, v in values.items() if v is not None}
+        if given.get("download_concurrency") == AUTO:
+            given = {**given, **concurrency_settings(given.pop("download_concurrency"))}
         for tls_field in ("ca_cert", "client_cert", "client_key"):
             if tls_field in given and not is_pem(given[tls_field]):
                 given[tls_field] = Path(given[tls_field])
@@ -235,13 +270,16 @@ class DownloaderSettings:
 @dataclass(frozen=True)
 class RemoteSetting:
     """One setting a Remote carries: its name, the type of its value (int, float, bool, str, Path or
-    dict for headers), its help text, whether its value is a secret, and the rule its value must pass."""
+    dict for headers), its help text, whether its value is a secret, the rule its value must pass, the
+    words taken instead of a value (`_remote`), and whether a command line has an option for it."""
 
     name: str
     kind: type
     help: str
     secret: bool
     rule: Rule | None
+    words: tuple[str, ...] = ()
+    option: bool = True
 
     @property
     def flag(self) -> str:
@@ -252,11 +290,15 @@ class RemoteSetting:
 
     def coerce(self, value: Any) -> Any:
         """`value` as this setting's type, passing its rule: text (a command line's, an environment
-        variable's) is parsed, other values are checked; raises ValueError naming the setting."""
+        variable's) is parsed, other values are checked; one of its `words` is itself; raises ValueError
+        naming the setting."""
+        if value in self.words:
+            return value
         try:
             typed = _PARSERS[self.kind](value) if isinstance(value, str) else _checked(self.kind, value)
         except (TypeError, ValueError) as error:
-            raise ValueError(f"{self.name}: {error}") from error
+            instead = f" (or {' or '.join(self.words)})" if self.words else ""
+            raise ValueError(f"{self.name}: {error}{instead}") from error
         self.check(typed)
         return typed
 
@@ -330,7 +372,8 @@ _PARSERS: dict[type, typing.Callable[[str], Any]] = {
 
 _HINTS = typing.get_type_hints(DownloaderSettings)
 REMOTE_SETTINGS: tuple[RemoteSetting, ...] = tuple(
-    RemoteSetting(f.name, _kind_of(_HINTS[f.name]), f.metadata["help"], f.metadata["secret"], f.metadata["rule"])
+    RemoteSetting(f.name, _kind_of(_HINTS[f.name]), f.metadata["help"], f.metadata["secret"], f.metadata["rule"],
+                  f.metadata["words"], f.metadata["option"])
     for f in fields(DownloaderSettings)
     if f.metadata.get("remote")
 )

@@ -129,6 +129,14 @@ class Remote(models.Model):
     )
     downloader = models.CharField(max_length=64, default="asyncio")
     download_concurrency = models.PositiveIntegerField(null=True, blank=True)
+    auto_concurrency = models.BooleanField(
+        default=False,
+        help_text="Find the downloads in flight while syncing, up to max_concurrency (download_concurrency auto); a "
+        "downloader that cannot change its limit keeps download_concurrency.",
+    )
+    max_concurrency = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The most downloads in flight auto_concurrency reaches (default 64)."
+    )
     download_processes = models.PositiveSmallIntegerField(
         default=1,
         help_text="Processes one sync splits its downloads across (0: auto, the CPUs this process may use, "

@@ -28,12 +28,14 @@ from urllib.parse import urlsplit
 import click
 
 from downloaders.errors import SettingError
-from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, check_header, is_pem
+from downloaders.settings import REMOTE_SETTINGS, RemoteSetting, check_header, concurrency_settings, is_pem
 
 __all__ = ["remote_options", "settings_from_options", "refuse_password_in_url"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_OPTIONED = tuple(setting for setting in REMOTE_SETTINGS if setting.option)
+"""The settings with options of their own."""
 _PREFIX = "setting__"
 """The parameter names of the generated options start with this, so a command can tell them apart."""
 
@@ -45,7 +47,7 @@ class _Checked(click.ParamType):
 
     def __init__(self, setting: RemoteSetting) -> None:
         self.setting = setting
-        self.name = {float: "number", int: "integer"}.get(setting.kind, "text")
+        self.name = "|".join([{float: "number", int: "integer"}.get(setting.kind, "text"), *setting.words])
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         try:
@@ -55,8 +57,9 @@ class _Checked(click.ParamType):
 
 
 def remote_options(function: F) -> F:
-    """Add an option (or the -env/-file pair of a secret) for every Remote setting to a click command."""
-    for setting in reversed(REMOTE_SETTINGS):
+    """Add an option (or the -env/-file pair of a secret) for every Remote setting that has one to a click
+    command (`auto_concurrency` is `--concurrency auto`)."""
+    for setting in reversed(_OPTIONED):
         for option in reversed(_options_of(setting)):
             function = option(function)
     return function
@@ -68,10 +71,12 @@ def settings_from_options(options: dict[str, Any]) -> dict[str, Any]:
     are removed from `options`. Raises click.BadParameter on an unset variable or an unreadable file."""
     given = {name.removeprefix(_PREFIX): options.pop(name) for name in list(options) if name.startswith(_PREFIX)}
     settings: dict[str, Any] = {}
-    for setting in REMOTE_SETTINGS:
+    for setting in _OPTIONED:
         value = _value_of(setting, given)
         if value is not None:
             settings[setting.name] = value
+    if "download_concurrency" in settings:
+        settings.update(concurrency_settings(settings.pop("download_concurrency")))
     if "headers" in settings:
         settings["secret_headers"] = list(_references(given["headers_env"])) or None
     return settings

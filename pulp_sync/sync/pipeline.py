@@ -16,7 +16,7 @@ import statistics
 import time
 from collections.abc import Generator, Iterator
 from contextlib import closing, contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ import downloaders
 from downloaders import (
     AddressRefused,
     BodyTooLarge,
+    ConcurrencyLimit,
     Downloader,
     DownloadError,
     DownloaderSettings,
@@ -56,6 +57,7 @@ from pulp_sync.sync.split.planning import (
     how_many,
     most_processes,
     split,
+    together,
 )
 from pulp_sync.sync.spool import read_spool, spool_line
 
@@ -92,8 +94,15 @@ class SyncReport:
     """Processes the downloads were split across (Remote.download_processes; pulp_sync.sync.split.planning)."""
     connections: int | None = None
     """Downloads in flight at most, the sync's processes together: its processes share `concurrency`
-    (pulp_sync.sync.split.planning.budget_share), so the two are equal. None in reports made before the budget was the
-    sync's, when each process had the whole `concurrency`."""
+    (pulp_sync.sync.split.planning.budget_share), so the two are equal, or `max_concurrency` with
+    `auto_concurrency`. None in reports made before the budget was the sync's, when each process had the whole
+    `concurrency`."""
+    auto_concurrency: bool = False
+    """Whether the downloads in flight were found while syncing (downloaders.concurrency); `concurrency` is then
+    the limit the sync spent the most time at, its processes' together."""
+    concurrency_trajectory: list[dict[str, float]] | None = None
+    """The limit over time, `{"seconds": s, "limit": n}` at each change from the start of the downloads, the
+    processes' together; None from a downloader that keeps no record."""
 
     def as_dict(self) -> dict[str, Any]:
         """The report as JSON-ready values."""
@@ -106,6 +115,7 @@ class SyncReport:
             f"Synced {self.repository}{outcome}: {self.artifacts_downloaded} artifacts downloaded, "
             f"{self.artifacts_skipped} skipped, {self.bytes_downloaded / 1e6:.1f} MB in {self.seconds:.1f} s "
             f"({self.mb_per_s:.1f} MB/s) with {self.downloader} x{self.concurrency}"
+            + (f" (auto, up to {self.connections})" if self.auto_concurrency else "")
             + (f" shared by {self.processes} processes" if self.processes > 1 else "")
         )
 
@@ -150,6 +160,25 @@ class _Tally:
     latencies: list[float] = field(default_factory=list)
     slot_waits: list[float] = field(default_factory=list)
     processes: int = 1
+    bound: int | None = None
+    """The most downloads in flight (`DownloaderSettings.concurrency_bound`); None: `concurrency`."""
+    auto: bool = False
+    trajectories: list[list[tuple[float, int]]] = field(default_factory=list)
+    """The concurrency limits over time of each fetch of files (one, or one per shard)."""
+    settled: int = 0
+    """The limits the fetches of files spent the most time at, added up (0: none recorded)."""
+
+    @classmethod
+    def of(cls, repository: str, downloader: str, options: DownloaderSettings) -> _Tally:
+        """The tally of a sync with these settings, its clock started."""
+        return cls(repository, downloader, options.download_concurrency, bound=options.concurrency_bound,
+                   auto=options.auto_concurrency)
+
+    def record(self, limit: ConcurrencyLimit | None) -> None:
+        """Keep a fetch's concurrency record (a downloader's `concurrency`, when it keeps one)."""
+        if isinstance(limit, ConcurrencyLimit):
+            self.trajectories.append([(change.seconds, change.limit) for change in limit.trajectory()])
+            self.settled += limit.settled()
 
     def count(self, outcome: DownloadResult | DownloadFailure) -> None:
         """Tally an outcome; a latency or queue time its downloader did not measure is left out, not guessed."""
@@ -175,10 +204,14 @@ class _Tally:
         self.failures += counts.failures
         self.latencies += counts.latencies
         self.slot_waits += counts.slot_waits
+        if counts.trajectory:
+            self.trajectories.append([(seconds, int(limit)) for seconds, limit in counts.trajectory])
+            self.settled += counts.settled
 
     def counts(self) -> ShardCounts:
         """What this tally would tell a parent sync (`add`)."""
-        return ShardCounts(self.retries, self.failures, self.latencies, self.slot_waits)
+        trajectory = together(self.trajectories)
+        return ShardCounts(self.retries, self.failures, self.latencies, self.slot_waits, trajectory, self.settled)
 
     def report(self, version: int | None) -> SyncReport:
         seconds = time.monotonic() - self.started
@@ -196,7 +229,7 @@ class _Tally:
             retries=self.retries,
             failures=self.failures,
             downloader=self.downloader,
-            concurrency=self.concurrency,
+            concurrency=self.settled if self.auto and self.settled else self.concurrency,
             latency_p50=p50,
             latency_p90=p90,
             latency_p99=p99,
@@ -204,7 +237,10 @@ class _Tally:
             slot_wait_p90=slot_wait_p90,
             slot_wait_p99=slot_wait_p99,
             processes=self.processes,
-            connections=self.concurrency,
+            connections=self.bound or self.concurrency,
+            auto_concurrency=self.auto,
+            concurrency_trajectory=[{"seconds": seconds, "limit": limit} for seconds, limit in
+                                    together(self.trajectories)] if self.trajectories else None,
         )
 
 
@@ -238,7 +274,7 @@ def sync_repository(
     store = artifact_store()
     progress = progress or NullProgress()
     with _one_sync_at_a_time(repository):
-        tally = _Tally(repository.name, remote.downloader, options.download_concurrency)
+        tally = _Tally.of(repository.name, remote.downloader, options)
         try:
             with store.workspace(workspace_prefix) as workspace:
                 if manifest_file is None:
@@ -302,7 +338,7 @@ def download_shard(remote: Remote, shards: int, shard: Shard, workspace_prefix: 
     DownloadStopped at the first failure."""
     downloader, options = downloader_for(remote, shard.index, shards)
     store = artifact_store()
-    tally = _Tally("", remote.downloader, options.download_concurrency)
+    tally = _Tally.of("", remote.downloader, options)
     with store.workspace(workspace_prefix) as workspace:
         plan = _Plan(shard.spool, shard.files, shard.bytes)
         _download(downloader, remote.url, plan, store, workspace, progress, tally)
@@ -357,15 +393,27 @@ def downloader_for(remote: Remote, shard: int = 0, shards: int = 1) -> tuple[Dow
     be pointed at a refused host; the engines check redirects and resolved addresses themselves.
     """
     try:
-        options = budget_share(remote.downloader_settings(), shard, shards)
+        engine = downloaders.load(remote.downloader)
+        options = budget_share(_within_its_means(remote.downloader_settings(), engine), shard, shards)
         options.address_policy.check_url(remote.url)
         if remote.proxy_url:
             options.address_policy.check_url(remote.proxy_url)
-        return downloaders.load(remote.downloader)(options), options
+        return engine(options), options
     except AddressRefused as error:
         raise SyncError(f"remote {remote.name!r} cannot sync: {error.message} ({redact(error.url)})", error) from error
     except (ValueError, UnknownDownloader) as error:
         raise SyncError(f"remote {remote.name!r} cannot sync: {error}", error) from error
+
+
+def _within_its_means(options: DownloaderSettings, engine: type[Downloader]) -> DownloaderSettings:
+    """`options` as `engine` can follow them: `auto_concurrency` off for a downloader that does not say it
+    follows a changing limit (`adapts_concurrency`, docs/plugins.md), which keeps its fixed
+    `download_concurrency` as it always did."""
+    if options.auto_concurrency and not getattr(engine, "adapts_concurrency", False):
+        log.info("Downloader %s keeps a fixed limit: syncing at download_concurrency %d, not auto",
+                 getattr(engine, "name", engine.__name__), options.download_concurrency)
+        return replace(options, auto_concurrency=False)
+    return options
 
 
 def _manifest_advice(error: DownloadError) -> str:
@@ -461,6 +509,7 @@ def _download(
                 recorder.add(outcome)
                 progress.advance(1, outcome.size)
     finally:
+        tally.record(getattr(downloader, "concurrency", None))
         recorder.flush()
         progress.finish()
 

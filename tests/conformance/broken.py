@@ -184,6 +184,17 @@ class IgnoresRateLimit(_Changes):
     changes = {"rate_limit": None}
 
 
+class IgnoresItsChangingLimit(FuturesDownloader):
+    """Says it follows a changing limit (as its parent does), but keeps max_concurrency downloads in flight
+    whatever the remote answers (rule 24)."""
+
+    name = "ignores-its-changing-limit"
+
+    def __init__(self, settings: DownloaderSettings) -> None:
+        FuturesDownloader.__init__(self, replace(settings, auto_concurrency=False,
+                                                 download_concurrency=settings.max_concurrency))
+
+
 class LoadsCertificatesLate(FuturesDownloader):
     """Loads its certificates when a fetch starts, so a bad one shows only then, as every request's
     failure, not when the downloader is made (rule 22)."""

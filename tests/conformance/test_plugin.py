@@ -46,6 +46,7 @@ BROKEN: dict[str, tuple[int, str]] = {
     "IgnoresClientCert": (22, "test_the_client_certificate_is_shown[-file]"),
     "LoadsCertificatesLate": (22, "test_a_certificate_that_cannot_be_loaded_is_refused_when_made[-ca_cert]"),
     "IgnoresRateLimit": (23, "test_rate_limit_spaces_the_starts"),
+    "IgnoresItsChangingLimit": (24, "test_a_changing_limit_backs_off_a_connection_limited_remote[-503]"),
 }
 """Each broken downloader of the later rules: the rule it breaks, and the contract test that must say so
 (`[-param]`: the test's other parameters, after the downloader's name)."""

@@ -114,7 +114,7 @@ def test_the_downloader_is_a_choice_of_the_installed_ones(db: Path, server: str)
     ("0", "download_concurrency must be from 1 to 256, not 0"),
     ("-1", "download_concurrency must be from 1 to 256, not -1"),
     ("2000000000", "download_concurrency must be from 1 to 256, not 2000000000"),
-    ("ten", "download_concurrency: 'ten' is not a whole number"),
+    ("ten", "download_concurrency: 'ten' is not a whole number (or auto)"),
 ])
 def test_a_concurrency_no_sync_can_use_is_a_usage_error(db: Path, server: str, given: str, why: str) -> None:
     """The rule of downloaders/settings.py, as the API and the harness's specs apply it: one message for 0, -1

@@ -154,6 +154,8 @@ class FileRemoteSerializer(PulpFields, RemoteSerializer):
             "sock_read_timeout",
             "headers",
             "download_concurrency",
+            "auto_concurrency",
+            "max_concurrency",
             "rate_limit",
             "downloader",
             "download_processes",

@@ -49,6 +49,7 @@ __all__ = [
     "how_many",
     "most_processes",
     "budget_share",
+    "together",
     "split",
     "shard_prefix",
 ]
@@ -72,20 +73,47 @@ def how_many(setting: int, files: int, size: int, most: int, cpus: int | None = 
 
 
 def most_processes(settings: DownloaderSettings) -> int:
-    """The most processes the remote's budget divides among (`budget_share`): one connection each, and a
-    rate each that an engine takes (at least one start in `MAX_SECONDS`, downloaders/settings.py's rule)."""
+    """The most processes the remote's budget divides among (`budget_share`): one connection each (of its
+    `download_concurrency`, or of its `max_concurrency` when the limit is found while syncing), and a rate
+    each that an engine takes (at least one start in `MAX_SECONDS`, downloaders/settings.py's rule)."""
     if settings.rate_limit is None:
-        return settings.download_concurrency
-    return max(1, min(settings.download_concurrency, int(settings.rate_limit * MAX_SECONDS)))
+        return settings.concurrency_bound
+    return max(1, min(settings.concurrency_bound, int(settings.rate_limit * MAX_SECONDS)))
 
 
 def budget_share(settings: DownloaderSettings, index: int, count: int) -> DownloaderSettings:
     """Shard `index` of `count`'s part of the remote's budget (the module says why it is divided): the
     connections as evenly as whole numbers go (the first shards get one more), the rate in equal parts;
-    the parts add up to the whole. `count` is at most `most_processes(settings)`."""
-    connections, extra = divmod(settings.download_concurrency, count)
+    the parts add up to the whole. `count` is at most `most_processes(settings)`.
+
+    With `auto_concurrency` the connections divided are `max_concurrency`, and each shard's controller finds
+    its own limit within its part (downloaders.concurrency): the shards share one link, so each sees the
+    others' load in its goodput and settles beside them, and no download waits on a slot handed out by
+    another process (docs/cli.md says more)."""
+    whole, extra = divmod(settings.concurrency_bound, count)
+    connections = whole + (index < extra)
     rate = None if settings.rate_limit is None else settings.rate_limit / count
-    return replace(settings, download_concurrency=connections + (index < extra), rate_limit=rate)
+    if settings.auto_concurrency:
+        fallback = min(settings.download_concurrency, connections)
+        return replace(settings, max_concurrency=connections, download_concurrency=fallback, rate_limit=rate)
+    return replace(settings, download_concurrency=connections, rate_limit=rate)
+
+
+def together(trajectories: Sequence[Sequence[Sequence[float]]]) -> list[tuple[float, int]]:
+    """The sync's concurrency over time from its shards' (each a list of `(seconds, limit)` changes from the
+    start of the shard's downloads): at each change of any of them, the sum of their limits then."""
+    changes = sorted((seconds, shard, int(limit)) for shard, trajectory in enumerate(trajectories)
+                     for seconds, limit in trajectory)
+    current: dict[int, int] = {}
+    merged: list[tuple[float, int]] = []
+    for seconds, shard, limit in changes:
+        current[shard] = limit
+        total = sum(current.values())
+        if merged and merged[-1][0] == seconds:
+            merged[-1] = (seconds, total)
+        elif not merged or merged[-1][1] != total:
+            merged.append((seconds, total))
+    return merged
 
 
 @dataclass(frozen=True)
@@ -107,6 +135,10 @@ class ShardCounts:
     failures: int = 0
     latencies: list[float] = field(default_factory=list)
     slot_waits: list[float] = field(default_factory=list)
+    trajectory: list[tuple[float, int]] = field(default_factory=list)
+    """The shard's concurrency limits over its downloads' time, `(seconds, limit)` at each change."""
+    settled: int = 0
+    """The limit it spent the most time at (0: its downloader keeps no record)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""

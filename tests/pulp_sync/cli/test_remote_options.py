@@ -29,7 +29,9 @@ def option_names() -> set[str]:
 @pytest.mark.parametrize("setting", REMOTE_SETTINGS, ids=lambda s: s.name)
 def test_every_remote_setting_has_an_option(setting) -> None:  # type: ignore[no-untyped-def]
     flag = "--" + setting.name.replace("_", "-")
-    if setting.name == "headers":
+    if setting.name == "auto_concurrency":
+        assert flag not in option_names(), "it is --concurrency auto: one spelling"
+    elif setting.name == "headers":
         assert {"--header", "--header-env"} <= option_names()
     elif setting.secret and setting.kind is Path:
         assert flag + "-file" in option_names() and flag not in option_names()
@@ -43,7 +45,7 @@ def test_the_remote_fields_and_the_list_of_settings_are_the_same() -> None:
     fields = {field.name for field in Remote._meta.concrete_fields}
     downloader_fields = {field.name for field in dataclasses.fields(DownloaderSettings)}
     assert fields & downloader_fields == {setting.name for setting in REMOTE_SETTINGS}
-    assert len(REMOTE_SETTINGS) == 17
+    assert len(REMOTE_SETTINGS) == 19
 
 
 def test_settings_are_saved_on_the_remote(db: Path, server: str, tmp_path: Path) -> None:
@@ -68,9 +70,29 @@ def test_settings_are_saved_on_the_remote(db: Path, server: str, tmp_path: Path)
     assert (remote.tls_validation, remote.ca_cert, remote.download_concurrency) == (False, ca.read_text(), 3)
 
 
+def test_concurrency_auto_turns_auto_concurrency_on_and_a_number_turns_it_off(db: Path, server: str) -> None:
+    url = server + "good/PULP_MANIFEST"
+    auto = invoke("sync", url, "--concurrency", "auto", "--max-concurrency", "12", "--json")
+    assert auto.exit_code == 0, auto.output
+    report = json.loads(auto.stdout)
+    assert (report["auto_concurrency"], report["connections"]) == (True, 12), report
+    trajectory = report["concurrency_trajectory"]
+    assert trajectory[0] == {"seconds": 0.0, "limit": 4} and all(1 <= c["limit"] <= 12 for c in trajectory)
+    remote = Remote.objects.get(name="good")
+    assert (remote.auto_concurrency, remote.max_concurrency, remote.download_concurrency) == (True, 12, None)
+
+    fixed = invoke("sync", url, "--repository", "good", "--concurrency", "3", "--json")
+    assert fixed.exit_code == 0, fixed.output
+    remote.refresh_from_db()
+    assert (remote.auto_concurrency, remote.download_concurrency) == (False, 3)
+    assert json.loads(fixed.stdout)["auto_concurrency"] is False
+
+
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [
+        (("--concurrency", "many"), {}, "download_concurrency: 'many' is not a whole number (or auto)"),
+        (("--max-concurrency", "0"), {}, "max_concurrency must be from 1 to 256, not 0"),
         (("--password-env", "NOT_SET_ANYWHERE"), {}, "the environment variable NOT_SET_ANYWHERE is not set"),
         (("--sock-read-timeout", "inf"), {}, "'inf' is not a finite number"),
         (("--rate-limit", "nan"), {}, "'nan' is not a finite number"),

@@ -26,7 +26,7 @@ from fixtures.profiles import PROFILES
 from fixtures.server import RunningServer, StatsJson, serve_in_background
 from pulp_base.download_processes import AUTO, MAX_PROCESSES, parse_processes, processes_text
 from pulp_sync import defaults
-from pulp_sync.sync.split.planning import budget_share, how_many, most_processes, split
+from pulp_sync.sync.split.planning import budget_share, how_many, most_processes, split, together
 from tests.databases import ENGINES, throwaway_database
 from tests.pulp_sync.conftest import write_repository
 from tests.pulp_sync.test_databases import PULP_SYNC, PulpSync
@@ -84,6 +84,26 @@ def test_the_shards_shares_add_up_to_the_remotes_budget(concurrency: int, rate: 
         assert sum(share.rate_limit or 0 for share in shares) == pytest.approx(rate)
     assert {share.max_retries for share in shares} == {7}, "every other setting is the remote's"
     assert budget_share(whole, 0, 1) == whole, "an unsplit sync has the whole budget"
+
+
+@pytest.mark.parametrize(("maximum", "count"), [(64, 2), (64, 3), (5, 4), (8, 8)])
+def test_with_auto_concurrency_the_shards_divide_max_concurrency(maximum: int, count: int) -> None:
+    whole = DownloaderSettings(auto_concurrency=True, max_concurrency=maximum, download_concurrency=10)
+    shares = [budget_share(whole, index, count) for index in range(count)]
+    assert sum(share.max_concurrency for share in shares) == maximum
+    assert min(share.max_concurrency for share in shares) >= 1
+    assert all(share.auto_concurrency for share in shares)
+    assert all(share.download_concurrency <= share.max_concurrency for share in shares), "a valid fallback"
+    assert most_processes(whole) == maximum, "at least one connection a shard, of max_concurrency"
+    assert how_many(AUTO, 10**6, 10**12, most_processes(whole), cpus=16) == min(16, maximum)
+
+
+def test_the_shards_limits_add_up_over_time() -> None:
+    first = [(0.0, 4), (1.0, 8), (3.0, 6)]
+    second = [(0.0, 4), (1.0, 8), (2.0, 16)]
+    assert together([first, second]) == [(0.0, 8), (1.0, 16), (2.0, 24), (3.0, 22)]
+    assert together([first]) == first
+    assert together([]) == []
 
 
 def spool_of(tmp_path: Path, sizes: list[int]) -> Path:

@@ -1,0 +1,224 @@
+"""The concurrency limit against a simulated link: no network, a clock of our own.
+
+`Link` is a throughput curve (bytes per second in total for n downloads in flight), shared equally by the
+downloads in flight, optionally with a server that refuses (429) attempts beyond `allowed` at once. Each
+download is a file of `FILE` bytes reported in chunks, as the engines report them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+
+import pytest
+
+from downloaders import defaults
+from downloaders.concurrency import AdaptiveConcurrency, FixedConcurrency, is_overload, limit_for
+from downloaders.errors import DigestMismatch, DownloadConnectionError, HttpStatusError
+from downloaders.settings import DownloaderSettings
+
+MB = 1_000_000
+FILE = 4 * MB
+CHUNK = 256 * 1024
+STEP = 0.005
+
+
+@dataclass
+class Clock:
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Download:
+    attempt: AbstractContextManager[None]
+    received: int = 0
+    unreported: int = 0
+
+
+@dataclass
+class Link:
+    """A throughput curve shared by the downloads in flight, and the record of a run against it."""
+
+    curve: Callable[[int], float]
+    allowed: int | None = None
+    noise: float = 0.0
+    files: int | None = None
+    seed: int = 0
+    limits: list[int] = field(default_factory=list)
+    refused: int = 0
+    completed: int = 0
+
+    def run(self, limit: AdaptiveConcurrency, clock: Clock, seconds: float) -> None:
+        """Keep `limit.limit` downloads in flight for `seconds` (or until `files` ran out)."""
+        rng = random.Random(self.seed)
+        flying: list[Download] = []
+        started = 0
+        while clock.now < seconds:
+            while len(flying) < limit.limit and (self.files is None or started < self.files):
+                flying.append(self._start(limit))
+                started += 1
+                if self.allowed is not None and len(flying) > self.allowed:
+                    self._refuse(flying.pop())
+            self.limits.append(limit.limit)
+            assert 1 <= limit.limit <= limit.bound
+            if not flying:
+                return
+            share = self.curve(len(flying)) * STEP * (1 + rng.uniform(-self.noise, self.noise)) / len(flying)
+            clock.now += STEP
+            for download in list(flying):
+                self._advance(limit, download, int(share))
+                if download.received >= FILE:
+                    flying.remove(download)
+                    download.attempt.__exit__(None, None, None)
+                    self.completed += 1
+
+    @staticmethod
+    def _start(limit: AdaptiveConcurrency) -> Download:
+        attempt = limit.attempt()
+        attempt.__enter__()
+        return Download(attempt)
+
+    def _refuse(self, download: Download) -> None:
+        self.refused += 1
+        error = HttpStatusError("http://remote/f", 429, "Too Many Requests", 1.0)
+        assert download.attempt.__exit__(HttpStatusError, error, None) is False
+
+    @staticmethod
+    def _advance(limit: AdaptiveConcurrency, download: Download, size: int) -> None:
+        download.received += size
+        download.unreported += size
+        while download.unreported >= CHUNK or (download.received >= FILE and download.unreported):
+            chunk = min(CHUNK, download.unreported)
+            limit.transferred(chunk)
+            download.unreported -= chunk
+
+
+def knee(at: int, per_download: float = 8 * MB) -> Callable[[int], float]:
+    """Linear up to `at` downloads, flat after: the knee is `at`."""
+    return lambda n: per_download * min(n, at)
+
+
+def run(curve: Callable[[int], float], seconds: float = 60.0, maximum: int = 64, **link: object) -> tuple[
+        AdaptiveConcurrency, Link]:
+    clock = Clock()
+    limit = AdaptiveConcurrency(maximum, clock=clock)
+    simulated = Link(curve, **link)  # type: ignore[arg-type]
+    simulated.run(limit, clock, seconds)
+    return limit, simulated
+
+
+@pytest.mark.parametrize("at", [3, 6, 12, 20, 40])
+@pytest.mark.parametrize("noise", [0.0, 0.1])
+def test_it_settles_within_a_tenth_of_the_knee(at: int, noise: float) -> None:
+    limit, _ = run(knee(at), noise=noise)
+    assert abs(limit.settled() - at) <= max(1, 0.1 * at), limit.trajectory()
+
+
+def test_on_a_plateau_from_the_start_it_holds_fewer_than_it_began_with() -> None:
+    limit, _ = run(lambda n: 500 * MB)
+    assert limit.settled() <= defaults.AUTO_START
+    assert limit.settled() < defaults.DOWNLOAD_CONCURRENCY
+
+
+def test_where_more_downloads_slow_the_server_it_holds_near_the_best() -> None:
+    """A contended server: flat to 8, then each download beyond costs 5% of the total."""
+    limit, _ = run(lambda n: 80 * MB * min(n, 8) / 8 / (1 + 0.05 * max(0, n - 8)))
+    assert 7 <= limit.settled() <= 9, limit.trajectory()
+
+
+def test_it_never_exceeds_max_concurrency_even_where_more_always_pays() -> None:
+    limit, simulated = run(knee(1000, 1 * MB), maximum=24)
+    assert max(simulated.limits) == 24
+    assert limit.settled() >= (1 - defaults.AUTO_TOLERANCE) * 24, "the smallest within the tolerance of the best"
+
+
+@pytest.mark.parametrize("allowed", [2, 5, 8])
+def test_on_429_bursts_it_backs_off_to_what_the_server_allows_and_stays(allowed: int) -> None:
+    limit, simulated = run(knee(20), seconds=120.0, allowed=allowed)
+    assert allowed - 1 <= limit.settled() <= allowed, limit.trajectory()
+    late = simulated.limits[len(simulated.limits) // 2:]
+    assert max(late) <= allowed + max(1, round(defaults.AUTO_PROBE_STEP * allowed)), "probes stay a step above"
+    assert simulated.refused < 0.05 * simulated.completed, (simulated.refused, simulated.completed)
+
+
+def test_a_fault_here_and_there_is_no_overload() -> None:
+    """One 503 in a window of many ended attempts cuts nothing."""
+    clock = Clock()
+    limit = AdaptiveConcurrency(64, start=16, clock=clock)
+    for index in range(40):
+        with pytest.raises(HttpStatusError) if index == 20 else nullcontext():
+            with limit.attempt():
+                if index == 20:
+                    raise HttpStatusError("http://remote/f", 503, "Service Unavailable")
+    assert limit.limit == 16
+
+
+def test_a_burst_of_refused_connections_cuts_the_limit_at_once() -> None:
+    clock = Clock()
+    limit = AdaptiveConcurrency(64, start=16, clock=clock)
+    for _ in range(2):
+        with pytest.raises(DownloadConnectionError), limit.attempt():
+            raise DownloadConnectionError("http://remote/f", "connection refused")
+    assert limit.limit == 8
+    assert limit.trajectory()[-1].goodput is None
+
+
+def test_a_short_window_is_ignored_so_the_end_of_a_manifest_is_no_plateau() -> None:
+    """Two files to fetch at a time: the limit cannot be used, and it does not grow on that."""
+    limit, _ = run(knee(40), seconds=20.0, files=2)
+    assert limit.trajectory()[-1].limit == defaults.AUTO_START
+
+
+def test_the_trajectory_starts_at_the_start_and_records_each_change() -> None:
+    limit, _ = run(knee(12))
+    changes = limit.trajectory()
+    assert changes[0].limit == defaults.AUTO_START and changes[0].seconds == 0.0
+    assert all(a.limit != b.limit for a, b in zip(changes, changes[1:], strict=False))
+    assert [c.seconds for c in changes] == sorted(c.seconds for c in changes)
+
+
+def test_a_long_fetch_thins_its_trajectory() -> None:
+    clock = Clock()
+    limit = FixedConcurrency(4, clock=clock)
+    for step in range(5 * defaults.AUTO_TRAJECTORY):
+        clock.now += 1
+        limit._set(1 + step % 7, clock.now, None)
+    assert len(limit.trajectory()) <= 2 * defaults.AUTO_TRAJECTORY
+
+
+def test_settled_is_where_the_fetch_spent_the_most_time() -> None:
+    clock = Clock()
+    limit = FixedConcurrency(4, clock=clock)
+    clock.now = 1.0
+    limit._set(9, clock.now, None)
+    clock.now = 5.0
+    assert limit.settled() == 9
+    limit._set(4, clock.now, None)
+    clock.now = 6.0
+    assert limit.settled() == 9
+
+
+def test_limit_for_follows_the_settings() -> None:
+    fixed = limit_for(DownloaderSettings(download_concurrency=7))
+    assert (fixed.limit, fixed.bound) == (7, 7)
+    adaptive = limit_for(DownloaderSettings(auto_concurrency=True, max_concurrency=32))
+    assert (adaptive.limit, adaptive.bound) == (defaults.AUTO_START, 32)
+    assert limit_for(DownloaderSettings(auto_concurrency=True, max_concurrency=2)).limit == 2
+
+
+@pytest.mark.parametrize(("error", "overload"), [
+    (HttpStatusError("u", 429, "Too Many Requests"), True),
+    (HttpStatusError("u", 503, "Service Unavailable"), True),
+    (HttpStatusError("u", 500, "Internal Server Error"), False),
+    (HttpStatusError("u", 404, "Not Found"), False),
+    (DownloadConnectionError("u", "reset"), True),
+    (DigestMismatch("u", "a", "b"), False),
+    (None, False),
+])
+def test_what_counts_as_overload(error: object, overload: bool) -> None:
+    assert is_overload(error) is overload  # type: ignore[arg-type]
