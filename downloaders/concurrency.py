@@ -15,7 +15,8 @@ under sustained load (envoy issue 11579). By Little's law more in flight at the 
 latency per download, so the goodput plateau is the latency signal, summed over every byte.
 
 The search follows BBR (N. Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM Queue 14(5),
-2016): double the limit while goodput grows by at least `defaults.AUTO_GROWTH` (BBR's "full pipe" test),
+2016): double the limit while goodput grows by at least `defaults.AUTO_GROWTH` (BBR's "full pipe" test;
+quadruple it while goodput grows nearly in proportion, as BBR's startup gain of 2/ln 2 grows fast),
 ignore windows that the work left short of downloads (BBR's app-limited samples: the end of a manifest,
 or a rate limit, is no plateau), then bisect between the largest limit short of the plateau and the
 smallest on it, and hold the smallest limit within `defaults.AUTO_TOLERANCE` of the best goodput, so
@@ -379,11 +380,17 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         return self._hold()
 
     def _grow(self) -> int:
-        """Double while the last doubling paid (or a ceiling caps the step: bisect up to it)."""
+        """Double while the last step paid, quadruple while it paid in full (goodput grew nearly as much as the
+        limit: the link is far from full, and each doubling costs a window); bisect up to a ceiling."""
         limit = self._limit
         below = [tried for tried in self._goodput if tried < limit]
-        paid = not below or self._goodput[limit] >= (1 + defaults.AUTO_GROWTH) * self._goodput[max(below)]
-        step = min(2 * limit, self._top()) if self._ceiling is None else (limit + self._top() + 1) // 2
+        gain = self._goodput[limit] / max(self._goodput[max(below)], 1e-9) if below else None
+        paid = gain is None or gain >= 1 + defaults.AUTO_GROWTH
+        linear = gain is not None and gain >= defaults.AUTO_LINEAR * limit / max(below)
+        if self._ceiling is not None:
+            step = (limit + self._top() + 1) // 2
+        else:
+            step = min((4 if linear else 2) * limit, self._top())
         if paid and step > limit:
             return step
         self._phase = _Phase.REFINE
@@ -427,6 +434,14 @@ class AdaptiveConcurrency(ConcurrencyLimit):
             return self._held
         self._phase = _Phase.PROBE
         return probe
+
+    def settled(self) -> int:
+        """The limit the search holds (a probe beside it aside), once it found one; before, the limit the
+        fetch spent the most time at."""
+        with self._lock:
+            found = self._phase in (_Phase.HOLD, _Phase.PROBE)
+            held = self._held
+        return held if found else super().settled()
 
     def _after_probe(self, goodput: float) -> int:
         """Back to the held limit, or on: up if the step above paid, down if the step below cost nothing."""

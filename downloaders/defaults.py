@@ -138,6 +138,11 @@ AUTO_GROWTH: float = 0.25
 """Goodput must grow by this share when the limit doubles for the search to double again (BBR's
 "full pipe" estimator grows its rate by 25% a round or concludes the pipe is full)."""
 
+AUTO_LINEAR: float = 0.8
+"""A step whose goodput grew by at least this share of the limit's growth (0.8: 1.6 times as much for twice
+the limit) paid in full: the link is far from full, and the next step quadruples the limit rather than
+doubling it, one window instead of two."""
+
 AUTO_TOLERANCE: float = 0.05
 """The limit held is the smallest whose goodput is within this share of the best measured (the sweep's
 recommendation uses the same 5%: harness.defaults.SWEEP_TOLERANCE)."""

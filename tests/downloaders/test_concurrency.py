@@ -132,9 +132,9 @@ def test_where_more_downloads_slow_the_server_it_holds_near_the_best() -> None:
 
 
 def test_it_never_exceeds_max_concurrency_even_where_more_always_pays() -> None:
-    limit, simulated = run(knee(1000, 1 * MB), maximum=24)
+    limit, simulated = run(knee(1000, 1 * MB), seconds=180.0, maximum=24)
     assert max(simulated.limits) == 24
-    assert limit.settled() >= (1 - defaults.AUTO_TOLERANCE) * 24, "the smallest within the tolerance of the best"
+    assert limit.settled() >= 0.9 * 24, "within a tenth of the knee, which max_concurrency is here"
 
 
 @pytest.mark.parametrize("allowed", [2, 5, 8])

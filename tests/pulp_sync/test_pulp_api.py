@@ -287,7 +287,13 @@ def test_a_remote_in_pulps_shape(client: APIClient, server: str) -> None:
     for given, shown, stored in [("auto", "auto", 0), (4, 4, 4), ("3", 3, 3)]:
         changed = call(client, "PATCH", remote["pulp_href"], {"download_processes": given})
         assert changed.json()["download_processes"] == shown and Remote.objects.get().download_processes == stored
+    shown = (remote["download_concurrency"], remote["auto_concurrency"], remote["max_concurrency"])
+    assert shown == (None, False, None)
+    auto = call(client, "PATCH", remote["pulp_href"], {"auto_concurrency": True, "max_concurrency": 32}).json()
+    assert (auto["auto_concurrency"], auto["max_concurrency"]) == (True, 32), "download_concurrency stays an integer"
+    assert Remote.objects.get().downloader_settings().concurrency_bound == 32
     for fields, field, message in [
+        ({"max_concurrency": 300}, "max_concurrency", "remote 'r': max_concurrency must be from 1 to 256"),
         ({"policy": "on_demand"}, "policy", "only immediate is supported, not on_demand: a sync downloads every file"),
         ({"pulp_labels": {"a": "b"}}, "pulp_labels", "labels are not supported by pulp-sync"),
         ({"headers": {"X-A": "b"}}, "headers", 'Expected a list of objects, as [{"X-Name": "value"}].'),
