@@ -109,6 +109,9 @@ class ConcurrencyLimit:
         self._since = self._begun
         self._time_at: dict[int, float] = {}
         self._watchers: list[Callable[[], None]] = []
+        self._cuts = 0
+        """How many times overload cut the limit: an attempt that started before the latest cut says nothing
+        of the limit since (`_before_the_cut`)."""
 
     @property
     def limit(self) -> int:
@@ -129,16 +132,17 @@ class ConcurrencyLimit:
         (an overload signal, or not), or cut short (cancelled: no signal at all)."""
         with self._lock:
             self._started(self._clock())
+            cuts = self._cuts
         try:
             yield
         except DownloadError as error:
-            self._end(error)
+            self._end(error, cuts)
             raise
         except BaseException:
             with self._lock:
                 self._left(self._clock())
             raise
-        self._end(None)
+        self._end(None, cuts)
 
     def transferred(self, size: int) -> None:
         """`size` bytes of a body arrived."""
@@ -156,11 +160,11 @@ class ConcurrencyLimit:
             spent[self._limit] = spent.get(self._limit, 0.0) + self._clock() - self._since
         return max(spent, key=lambda limit: (spent[limit], -limit))
 
-    def _end(self, error: DownloadError | None) -> None:
+    def _end(self, error: DownloadError | None, cuts: int) -> None:
         with self._lock:
             now = self._clock()
             self._left(now)
-            raised = self._ended(now, error)
+            raised = self._ended(now, error if cuts == self._cuts else _before_the_cut(error))
         if raised:
             self._wake()
 
@@ -190,6 +194,14 @@ class ConcurrencyLimit:
     def _wake(self) -> None:
         for callback in self._watchers:
             callback()
+
+
+def _before_the_cut(error: DownloadError | None) -> DownloadError | None:
+    """An attempt's error as the limit reads it when the attempt started before the latest cut: an
+    overload then was the old limit's, whose refusals keep arriving for a round trip after the cut (TCP
+    likewise cuts its window once per round trip, not once per loss); it counts as an attempt that ended,
+    not as overload."""
+    return None if is_overload(error) else error
 
 
 class FixedConcurrency(ConcurrencyLimit):
@@ -352,6 +364,7 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         self._account(now)
         self._window = _Window(now)
         self._phase = _Phase.REFINE
+        self._cuts += 1
         self._set(max(1, limit // 2, clean_below), now, None)
         return False
 

@@ -102,11 +102,11 @@ def budget_share(settings: DownloaderSettings, index: int, count: int) -> Downlo
 def together(trajectories: Sequence[Sequence[Sequence[float]]]) -> list[tuple[float, int]]:
     """The sync's concurrency over time from its shards' (each a list of `(seconds, limit)` changes from the
     start of the shard's downloads): at each change of any of them, the sum of their limits then."""
-    changes = sorted((seconds, shard, int(limit)) for shard, trajectory in enumerate(trajectories)
-                     for seconds, limit in trajectory)
+    changes = sorted((seconds, shard, order, int(limit)) for shard, trajectory in enumerate(trajectories)
+                     for order, (seconds, limit) in enumerate(trajectory))
     current: dict[int, int] = {}
     merged: list[tuple[float, int]] = []
-    for seconds, shard, limit in changes:
+    for seconds, shard, _, limit in changes:
         current[shard] = limit
         total = sum(current.values())
         if merged and merged[-1][0] == seconds:

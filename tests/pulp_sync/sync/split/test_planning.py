@@ -103,6 +103,7 @@ def test_the_shards_limits_add_up_over_time() -> None:
     second = [(0.0, 4), (1.0, 8), (2.0, 16)]
     assert together([first, second]) == [(0.0, 8), (1.0, 16), (2.0, 24), (3.0, 22)]
     assert together([first]) == first
+    assert together([[(0.0, 4), (0.5, 16), (0.5, 8), (0.5, 12)]]) == [(0.0, 4), (0.5, 12)], "in the order they came"
     assert together([]) == []
 
 
