@@ -102,14 +102,15 @@ measured here throughput stops growing below it (docs/tuning-your-remote.md: 10 
 92% of a `wan` link and 64 reaches 95%), and it is a quarter of MAX_DOWNLOAD_CONCURRENCY, so an adaptive
 sync holds at most 128 file descriptors for its downloads."""
 
-AUTO_START: int = 4
-"""Downloads in flight an adaptive fetch begins with: small, as TCP's and BBR's windows begin, and two
-doublings below pulpcore's default of 10."""
+AUTO_START: int = 8
+"""Downloads in flight an adaptive fetch begins with: small, as TCP's and BBR's windows begin, below
+pulpcore's default of 10, and one quadrupling from 32 (each step costs a window of the search, which a
+sync of a few seconds feels)."""
 
-AUTO_WINDOW: float = 0.3
+AUTO_WINDOW: float = 0.2
 """Seconds an adaptive fetch measures goodput for at least before it changes its limit."""
 
-AUTO_SETTLE: float = 0.1
+AUTO_SETTLE: float = 0.05
 """Seconds a new limit runs before its window counts (and at least one chunk or end a slot): its new
 downloads' first bytes take a round trip or two to come, more with TCP's slow start."""
 

@@ -134,8 +134,8 @@ class RemoteSerializer(UniqueName, serializers.ModelSerializer):
     download_processes = ProcessesField(
         required=False,
         help_text="Processes one sync splits its downloads across: a number from 1 (the default), or auto (one per "
-        "CPU the sync may use, none for a handful of files). They share the remote's download_concurrency and "
-        "rate_limit, so a sync never uses more processes than download_concurrency.",
+        "CPU the sync may use, none for a handful of files). They share the remote's download_concurrency (its "
+        "max_concurrency with auto_concurrency) and rate_limit, so a sync never uses more processes than that.",
     )
 
     class Meta:

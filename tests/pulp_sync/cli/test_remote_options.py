@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from downloaders import DownloaderSettings
+from downloaders.defaults import AUTO_START
 from downloaders.settings import REMOTE_SETTINGS
 from pulp_sync.cli import cli
 from pulp_sync.cli.sync import sync
@@ -77,7 +78,7 @@ def test_concurrency_auto_turns_auto_concurrency_on_and_a_number_turns_it_off(db
     report = json.loads(auto.stdout)
     assert (report["auto_concurrency"], report["connections"]) == (True, 12), report
     trajectory = report["concurrency_trajectory"]
-    assert trajectory[0] == {"seconds": 0.0, "limit": 4} and all(1 <= c["limit"] <= 12 for c in trajectory)
+    assert trajectory[0] == {"seconds": 0.0, "limit": AUTO_START} and all(1 <= c["limit"] <= 12 for c in trajectory)
     remote = Remote.objects.get(name="good")
     assert (remote.auto_concurrency, remote.max_concurrency, remote.download_concurrency) == (True, 12, None)
 

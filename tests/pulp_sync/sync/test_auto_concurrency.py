@@ -28,9 +28,9 @@ FILES = 400
 MOST = 12
 """max_concurrency of the syncs here: far below what many small files behind a wan latency would take."""
 ALLOWED = 3
-"""Requests at once the connection-limited remote allows: below the controller's first limit (4)."""
+"""Requests at once the connection-limited remote allows: below the controller's first limit (AUTO_START)."""
 MANY = 4000
-"""Tiny files of the repository synced with few open files allowed: enough for the limit to reach its bound."""
+"""Tiny files of the repository synced with few open files allowed."""
 OPEN_FILES = 256
 """RLIMIT_NOFILE of the sync that runs in a process allowed few open files."""
 
