@@ -119,6 +119,13 @@ def _processes(ctx: click.Context, param: click.Parameter, value: str | None) ->
     return processes_text(number) if number == AUTO else number
 
 
+def _concurrency(text: str) -> int | str:
+    """A --concurrency value: a whole number, or "auto" (the limit found while syncing) as it is."""
+    from downloaders.settings import AUTO
+
+    return AUTO if text == AUTO else int(text)
+
+
 _JSON_OPTION = click.option("--json", "as_json", is_flag=True,
                             help="Print the results' statistics as one JSON object instead of the summary.")
 
@@ -203,8 +210,9 @@ def _spec_as_run(spec: Path, manifests: tuple[str, ...] | None, variants: tuple[
 @bench_group.command("sweep", epilog=_EXIT_STATUS)
 @click.option("--downloader", "downloader_names", callback=_csv(str), required=True,
               help="Downloader(s) to sweep, e.g. asyncio,futures.")
-@click.option("--concurrency", "concurrencies", callback=_csv(int),
-              default=",".join(map(str, defaults.SWEEP_CONCURRENCY)), show_default=True, help="Values to try.")
+@click.option("--concurrency", "concurrencies", callback=_csv(_concurrency),
+              default=",".join(map(str, defaults.SWEEP_CONCURRENCY)), show_default=True,
+              help="Values to try; auto too (found while syncing, drawn across the values and judged against them).")
 @click.option("--sweep", "swept", metavar="NAME=V1,V2,...",
               help="Sweep this int or float Remote setting, or processes, instead of concurrency, e.g. "
                    "rate_limit=5,10,20, max_retries=0,3 or processes=1,2,4 (variants keep the default "
@@ -213,10 +221,10 @@ def _spec_as_run(spec: Path, manifests: tuple[str, ...] | None, variants: tuple[
 @click.option("--tolerance", type=click.FloatRange(0, 1), default=defaults.SWEEP_TOLERANCE, show_default=True,
               help="Recommend the smallest value within this fraction of the best throughput.")
 @_common_options
-def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int, ...], swept: str | None,
+def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int | str, ...], swept: str | None,
                   manifests: tuple[str, ...], tolerance: float, **options: Any) -> None:
     """Measure throughput against concurrency (or --sweep another setting) per downloader; recommend a value."""
-    if any(value < 1 for value in concurrencies):
+    if any(isinstance(value, int) and value < 1 for value in concurrencies):
         raise click.BadParameter("concurrency values must be 1 or more", param_hint="--concurrency")
     given = click.get_current_context().get_parameter_source("concurrencies") is not click.core.ParameterSource.DEFAULT
     if swept is not None and given:

@@ -162,7 +162,7 @@ def change_markdown(title: str, changes: Sequence[CellChange], notes: Sequence[s
 def _cells(results: Results) -> dict[tuple[str, str], list[float]]:
     """Every manifest x variant the experiment planned, with its counted times."""
     spec = results.experiment
-    return {(m, v.name): _times(results, m, v.name) for m in spec.manifests for v in spec.variants}
+    return {(m, v.name): _times(results, m, v.name) for m, v in spec.cells}
 
 
 def _failed(results: Results, manifest: str, variant: str) -> int:

@@ -59,6 +59,9 @@ class Cell:
     """The median of the processes its counted runs split their syncs across (what `auto` came to)."""
     connections: float | None
     """The median of its counted runs' connections, their processes together (RunRecord.connections)."""
+    concurrency: float | None = None
+    """The median of its counted runs' concurrency: the fixed one, or where `download_concurrency = "auto"`
+    settled (RunRecord.concurrency)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -100,7 +103,9 @@ class PeerRatio:
 
 @dataclass
 class Analysis:
-    """Everything the summary, the plots and the report show."""
+    """Everything the summary, the plots and the report show. `auto_pairs` are, in a sweep of
+    download_concurrency, each auto variant (as `variant`) against each fixed one of its group (as `baseline`;
+    Experiment.group_of) on every manifest both run: harness.analysis.auto reads its verdicts from them."""
 
     cells: list[Cell]
     pairs: list[Pair]
@@ -108,16 +113,24 @@ class Analysis:
     overhead: dict[str, float | None]
     warnings: list[FigureWarning] = field(default_factory=list)
     peer_ratios: list[PeerRatio] = field(default_factory=list)
+    auto_pairs: list[Pair] = field(default_factory=list)
 
     def cell(self, manifest: str, variant: str) -> Cell:
-        """The cell of `manifest` x `variant`."""
-        return next(c for c in self.cells if c.manifest == manifest and c.variant == variant)
+        """The cell of `manifest` x `variant`, which the experiment runs."""
+        found = self.find(manifest, variant)
+        assert found is not None, f"{variant} does not run {manifest}"
+        return found
+
+    def find(self, manifest: str, variant: str) -> Cell | None:
+        """The cell of `manifest` x `variant`; None where the variant does not run the manifest."""
+        return next((c for c in self.cells if c.manifest == manifest and c.variant == variant), None)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return {
             "cells": [cell.as_dict() for cell in self.cells],
             "pairs": [pair.as_dict() for pair in self.pairs],
+            "auto_pairs": [pair.as_dict() for pair in self.auto_pairs],
             "average_percent_change": {variant: change.as_dict() for variant, change in self.average_change.items()},
             "overhead": self.overhead,
             "warnings": [warning.as_dict() for warning in self.warnings],
@@ -127,9 +140,10 @@ class Analysis:
 
 def analyse(experiment: Experiment, runs: Sequence[RunRecord]) -> Analysis:
     """Statistics of every cell and pair of `experiment` from the runs made so far."""
-    cells = [_cell(m, v.name, runs) for m in experiment.manifests for v in experiment.variants]
-    pairs, averages = _adjusted(_pairs(experiment, runs), _average_change(experiment, runs))
-    analysis = Analysis(cells, pairs, averages, _overhead(experiment, runs))
+    cells = [_cell(manifest, variant.name, runs) for manifest, variant in experiment.cells]
+    pairs, auto_pairs, averages = _adjusted(_pairs(experiment, runs), _auto_pairs(experiment, runs),
+                                            _average_change(experiment, runs))
+    analysis = Analysis(cells, pairs, averages, _overhead(experiment, runs), auto_pairs=auto_pairs)
     analysis.peer_ratios = _peer_ratios(experiment, analysis)
     analysis.warnings = _warnings(analysis, runs)
     return analysis
@@ -176,6 +190,7 @@ def _cell(manifest: str, variant: str, runs: Sequence[RunRecord]) -> Cell:
         latency_p99=mean_or_none([r.latency_p99 for r in counted]),
         processes=median_or_none([r.processes for r in counted]),
         connections=median_or_none([r.connections for r in counted]),
+        concurrency=median_or_none([r.concurrency for r in counted]),
     )
 
 
@@ -184,29 +199,44 @@ def _pairs(experiment: Experiment, runs: Sequence[RunRecord]) -> list[Pair]:
     their p-values not yet adjusted (see _adjusted); none in a sweep, whose variants form a curve."""
     if experiment.kind == "sweep":
         return []
-    baseline = experiment.baseline_variant.name
-    pairs = []
-    for manifest in experiment.manifests:
-        base = _times_by_round(runs, manifest, baseline)
-        for variant in experiment.variants:
-            if variant.name != baseline:
-                pairs.append(Pair(manifest, variant.name, baseline,
-                                  _comparison(base, _times_by_round(runs, manifest, variant.name), experiment)))
-    return pairs
+    baseline = experiment.baseline_variant
+    return [_pair(experiment, runs, manifest, variant.name, baseline.name)
+            for manifest, variant in experiment.cells
+            if variant.name != baseline.name and manifest in experiment.manifests_of(baseline)]
 
 
-def _adjusted(pairs: list[Pair], averages: dict[str, AverageChange]) -> tuple[list[Pair], dict[str, AverageChange]]:
-    """The pairs and the averages with their p-values adjusted together by Holm's method: the experiment's
-    family of tests is every pair and every average with a test, so the chance of any false "faster" or
-    "slower" among everything the report states stays at alpha. An average without a verdict (too few
-    rounds) has no p-value and does not count."""
-    tested = [pair.comparison.p_value if pair.comparison else None for pair in pairs]
+def _auto_pairs(experiment: Experiment, runs: Sequence[RunRecord]) -> list[Pair]:
+    """In a sweep of download_concurrency, each auto variant against every fixed variant of its group (same
+    engine, same profile: Experiment.group_of) on each manifest both run, paired by round as every pair is:
+    whether finding the limit while syncing costs time against the values a sweep tries by hand."""
+    if experiment.kind != "sweep" or experiment.sweep_setting != "download_concurrency":
+        return []
+    return [_pair(experiment, runs, manifest, auto.name, fixed.name)
+            for manifest, auto in experiment.cells if auto.auto_concurrency
+            for fixed in experiment.variants_of(manifest)
+            if not fixed.auto_concurrency and experiment.group_of(fixed) == experiment.group_of(auto)]
+
+
+def _pair(experiment: Experiment, runs: Sequence[RunRecord], manifest: str, variant: str, baseline: str) -> Pair:
+    """`variant` against `baseline` on `manifest` (_comparison), its p-value not yet adjusted."""
+    return Pair(manifest, variant, baseline, _comparison(_times_by_round(runs, manifest, baseline),
+                                                         _times_by_round(runs, manifest, variant), experiment))
+
+
+def _adjusted(pairs: list[Pair], auto_pairs: list[Pair],
+              averages: dict[str, AverageChange]) -> tuple[list[Pair], list[Pair], dict[str, AverageChange]]:
+    """The pairs, auto's pairs and the averages with their p-values adjusted together by Holm's method: the
+    experiment's family of tests is every pair and every average with a test, so the chance of any false
+    "faster" or "slower" among everything the report states stays at alpha. An average without a verdict (too
+    few rounds) has no p-value and does not count."""
+    every = [*pairs, *auto_pairs]
+    tested = [pair.comparison.p_value if pair.comparison else None for pair in every]
     adjusted = holm([*tested, *(change.p_value for change in averages.values())])
-    pairs = [replace(pair, comparison=pair.comparison.adjusted(p)) if pair.comparison else pair
-             for pair, p in zip(pairs, adjusted[:len(tested)], strict=True)]
+    every = [replace(pair, comparison=pair.comparison.adjusted(p)) if pair.comparison else pair
+             for pair, p in zip(every, adjusted[:len(tested)], strict=True)]
     averages = {variant: change.adjusted(p)
                 for (variant, change), p in zip(averages.items(), adjusted[len(tested):], strict=True)}
-    return pairs, averages
+    return every[:len(pairs)], every[len(pairs):], averages
 
 
 def _times_by_round(runs: Sequence[RunRecord], manifest: str, variant: str) -> dict[int, float]:
@@ -232,10 +262,10 @@ def _in_common_rounds(base: dict[int, float], other: dict[int, float]) -> tuple[
 
 def _peer_ratios(experiment: Experiment, analysis: Analysis) -> list[PeerRatio]:
     """Each pulp-sync variant against the fastest command variant (by median time) of each manifest."""
-    peers = [v.name for v in experiment.variants if isinstance(v, CommandVariant)]
-    ours = [v.name for v in experiment.variants if not isinstance(v, CommandVariant)]
     ratios = []
     for manifest in experiment.manifests:
+        peers = [v.name for v in experiment.variants_of(manifest) if isinstance(v, CommandVariant)]
+        ours = [v.name for v in experiment.variants_of(manifest) if not isinstance(v, CommandVariant)]
         timed = [(cell.time.median, cell.variant) for name in peers if (cell := analysis.cell(manifest, name)).time]
         if not timed:
             continue

@@ -6,6 +6,11 @@ download_concurrency by default, any int or float Remote setting (rate_limit, ma
 the processes a pulp-sync sync splits its downloads across.
 This module builds it and reads a recommendation out of its statistics: the smallest value whose
 throughput is within 5% of the best one's, unless the runs cannot tell the values apart.
+
+A sweep of download_concurrency may also hold auto variants (`download_concurrency = "auto"`, `--concurrency
+4,16,auto`): no value on the ordered axis, so no point of a curve nor a candidate for the recommendation, but
+a level drawn across its group's values (AutoLine; harness.analysis.auto judges it against them). A curve is
+a group's (Experiment.group_of): one engine, on one profile where the variants' profiles differ.
 """
 
 from __future__ import annotations
@@ -16,16 +21,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from downloaders.settings import DownloaderSettings, remote_setting
+from downloaders.settings import AUTO, DownloaderSettings, remote_setting
 from harness import defaults
 from harness.analysis.findings import Analysis
 from harness.analysis.stats import Summary, welch_p
 from harness.experiment.spec import SWEEPABLE, Experiment, SpecError, sweep_value, validate
 from harness.experiment.variant import InlineVariant, Variant
-from pulp_base.download_processes import AUTO, parse_processes
+from pulp_base.download_processes import AUTO as AUTO_PROCESSES, parse_processes
 
 __all__ = [
     "SweepLine",
+    "AutoLine",
     "RECOMMENDED",
     "INDISTINGUISHABLE",
     "Recommendation",
@@ -37,12 +43,41 @@ __all__ = [
     "value_text",
     "recommend",
     "sweep_lines",
+    "auto_lines",
     "recommendation_sentence",
 ]
 
-SweepLine = tuple[str, Sequence[float], Sequence[float], Sequence[float], Sequence[float], float | None]
-"""(downloader, values of the swept setting, geometric mean MB/s, CI low, CI high, recommended value
-or None): one downloader's line of a sweep, as the report plots it."""
+
+class SweepLine(NamedTuple):
+    """One group's curve of a sweep (a downloader, on its profile where profiles differ), as the report plots
+    it: the values of the swept setting, their geometric mean MB/s and its interval, the recommended value
+    (None when the runs cannot tell the values apart)."""
+
+    group: str
+    values: Sequence[float]
+    centres: Sequence[float]
+    lows: Sequence[float]
+    highs: Sequence[float]
+    recommended: float | None
+
+
+class AutoLine(NamedTuple):
+    """An auto variant of a sweep of download_concurrency, as the report draws it across its group's values:
+    its geometric mean MB/s and 95% interval (a band), and where it settled, the median of its runs'
+    `concurrency` (None without one)."""
+
+    group: str
+    variant: str
+    mb_s: float
+    ci_low: float
+    ci_high: float
+    settled: float | None
+
+    @property
+    def label(self) -> str:
+        """"auto (settled at 12)": what the legend says of the level."""
+        return "auto" if self.settled is None else f"auto (settled at {self.settled:g})"
+
 
 RECOMMENDED = "recommended"
 """Verdict: the runs separate the values; use `Recommendation.value`."""
@@ -65,6 +100,8 @@ class Recommendation:
 
     manifest: str
     downloader: str
+    group: str
+    """The curve: the downloader, with its profile in brackets where the variants' profiles differ."""
     setting: str
     verdict: str
     value: float
@@ -107,8 +144,9 @@ def sweep_experiment(
     **settings: Any,
 ) -> Experiment:
     """The experiment of a sweep of `sweep_setting` over `values` (see sweep_values): one variant per
-    downloader x value, named "<downloader>-c<N>" for download_concurrency, "<downloader>-p<N>" for
-    processes and "<downloader>-<setting>-<value>" otherwise, the value in the variant's `remote`.
+    downloader x value, named "<downloader>-c<N>" for download_concurrency ("<downloader>-auto" for auto),
+    "<downloader>-p<N>" for processes and "<downloader>-<setting>-<value>" otherwise, the value in the
+    variant's `remote`.
     `settings` are any other Experiment fields (runs, warmup, scale, profile, ...), None meaning the default."""
     try:
         checked = sweep_values(sweep_setting, values)
@@ -122,8 +160,9 @@ def sweep_experiment(
                                sweep_setting=sweep_setting, **given))
 
 
-def sweep_values(name: str, values: Sequence[Any]) -> tuple[float, ...]:
-    """`values` (text or numbers) of the setting `name` as a variant takes them, sorted, once each.
+def sweep_values(name: str, values: Sequence[Any]) -> tuple[float | str, ...]:
+    """`values` (text or numbers) of the setting `name` as a variant takes them, sorted, once each; "auto"
+    (download_concurrency only) after the numbers.
 
     ValueError when `name` is not SWEEPABLE (only ordered values have a smallest) or when a value
     would be refused (_remote_value, _processes_value): a bad value fails before the first run, not in it.
@@ -132,7 +171,7 @@ def sweep_values(name: str, values: Sequence[Any]) -> tuple[float, ...]:
         raise ValueError(f"{name!r} is neither a numeric Remote setting nor processes; "
                          f"sweep one of: {', '.join(SWEEPABLE)}")
     rule = _FIELDS[name].value if name in _FIELDS else _remote_value
-    checked = sorted({rule(name, value) for value in values})
+    checked = sorted({rule(name, value) for value in values}, key=_numbers_then_auto)
     if not checked:
         raise ValueError(f"{name}: no values to sweep")
     return tuple(checked)
@@ -146,11 +185,22 @@ def _remote_value(name: str, value: Any) -> Any:
     return coerced
 
 
+def _numbers_then_auto(value: float | str) -> tuple[bool, float]:
+    """The order of a sweep's values: the numbers increasing, then auto, which has no place among them."""
+    return (True, 0.0) if value == AUTO else (False, float(value))
+
+
+def _concurrency_value(name: str, value: Any) -> int | str:
+    """A download_concurrency as a variant takes it: a number by the Remote's rule, or "auto", which the
+    sweep draws across the numbers rather than among them."""
+    return AUTO if value == AUTO else _remote_value(name, value)
+
+
 def _processes_value(name: str, value: Any) -> int:
     """A number of processes by the rule of `pulp-sync sync --processes` (1 to 256). Not auto: it is no
     number, so it has no place on the sweep's ordered axis nor a smallest to recommend."""
     number = parse_processes(value, name)
-    if number == AUTO:
+    if number == AUTO_PROCESSES:
         raise ValueError(f"{name}: auto is not a number, so a sweep cannot order it; sweep numbers "
                          "(e.g. processes=1,2,4) and measure auto with --processes auto")
     return number
@@ -165,12 +215,12 @@ class _Field(NamedTuple):
     """A value as given (text or number) as the field takes it; ValueError saying why it is refused."""
 
 
-_FIELDS: dict[str, _Field] = {"download_concurrency": _Field("c", _remote_value),
+_FIELDS: dict[str, _Field] = {"download_concurrency": _Field("c", _concurrency_value),
                               "processes": _Field("p", _processes_value)}
 """The swept settings that are a variant's own fields, and how their variants are made and named."""
 
 
-def parse_sweep(text: str) -> tuple[str, tuple[float, ...]]:
+def parse_sweep(text: str) -> tuple[str, tuple[float | str, ...]]:
     """`NAME=V1,V2,...` (`bench sweep --sweep`) as the setting's name and its values (sweep_values);
     ValueError saying what is wrong."""
     name, equals, listed = text.partition("=")
@@ -189,9 +239,11 @@ def value_text(value: float) -> str:
     return str(value) if isinstance(value, int) else np.format_float_positional(value, trim="-")
 
 
-def _variant(downloader: str, setting: str, value: float) -> Variant:
-    """asyncio-c8 or asyncio-p4, the value in that field of the variant (_FIELDS), or asyncio-rate_limit-10,
-    the value in its `remote`."""
+def _variant(downloader: str, setting: str, value: float | str) -> Variant:
+    """asyncio-c8 or asyncio-p4, the value in that field of the variant (_FIELDS), asyncio-auto for auto, or
+    asyncio-rate_limit-10, the value in its `remote`."""
+    if isinstance(value, str):  # AUTO, the one word sweep_values lets through
+        return InlineVariant(f"{downloader}-{value}", downloader, download_concurrency="auto")
     if setting in _FIELDS:
         field: dict[str, Any] = {setting: value}
         return InlineVariant(f"{downloader}-{_FIELDS[setting].letter}{value_text(value)}", downloader, **field)
@@ -216,32 +268,50 @@ def recommend(experiment: Experiment, analysis: Analysis) -> list[Recommendation
     """
     picks = []
     for manifest in experiment.manifests:
-        for downloader, points in _points(experiment, analysis, manifest).items():
+        for (group, downloader), points in _points(experiment, analysis, manifest).items():
             if points:
-                picks.append(_recommendation(experiment, manifest, downloader, points))
+                picks.append(_recommendation(experiment, manifest, (group, downloader), points))
     return picks
 
 
 def sweep_lines(experiment: Experiment, analysis: Analysis, manifest: str) -> list[SweepLine]:
-    """What plot_sweep draws for one manifest: a line per downloader (geometric mean throughputs and
-    their intervals) and its recommended value, None when the runs cannot tell the values apart."""
+    """What plot_sweep draws for one manifest: a line per group (geometric mean throughputs and their
+    intervals) and its recommended value, None when the runs cannot tell the values apart."""
     picks = recommend(experiment, analysis)
-    chosen = {r.downloader: r.value for r in picks if r.manifest == manifest and r.verdict == RECOMMENDED}
+    chosen = {r.group: r.value for r in picks if r.manifest == manifest and r.verdict == RECOMMENDED}
     lines: list[SweepLine] = []
-    for downloader, points in _points(experiment, analysis, manifest).items():
+    for (group, _), points in _points(experiment, analysis, manifest).items():
         if points:
-            centres = [point.mb_s for point in points]
-            lows = [p.throughput.ci_low if p.throughput.ci_low is not None else p.mb_s for p in points]
-            highs = [p.throughput.ci_high if p.throughput.ci_high is not None else p.mb_s for p in points]
-            lines.append((downloader, [p.value for p in points], centres, lows, highs, chosen.get(downloader)))
+            lines.append(SweepLine(group, [p.value for p in points], [p.mb_s for p in points],
+                                   [_or(p.throughput.ci_low, p.mb_s) for p in points],
+                                   [_or(p.throughput.ci_high, p.mb_s) for p in points], chosen.get(group)))
     return lines
+
+
+def auto_lines(experiment: Experiment, analysis: Analysis, manifest: str) -> list[AutoLine]:
+    """The auto variants of a sweep with counted runs on `manifest`, as plot_sweep draws them across their
+    group's values: a level at their geometric mean MB/s, its 95% interval a band."""
+    lines = []
+    for variant in experiment.variants_of(manifest):
+        cell = analysis.cell(manifest, variant.name)
+        rate = cell.throughput
+        if variant.auto_concurrency and rate is not None and rate.geometric_mean is not None:
+            centre = rate.geometric_mean
+            lines.append(AutoLine(experiment.group_of(variant), variant.name, centre, _or(rate.ci_low, centre),
+                                  _or(rate.ci_high, centre), cell.concurrency))
+    return lines
+
+
+def _or(value: float | None, instead: float) -> float:
+    """An interval's end, or the centre where one run leaves none."""
+    return instead if value is None else value
 
 
 def recommendation_sentence(pick: Recommendation) -> str:
     """"asyncio on 100: use concurrency 8 (41.2 MB/s, 95% CI 39.0–43.1; best 42.0 MB/s at 32; smallest
     within 5% of the best)", or "...: the runs cannot tell concurrency 1, 2, 4 apart (...); run more
     (--runs) or accept any"."""
-    head = f"{pick.downloader} on {pick.manifest}: "
+    head = f"{pick.group} on {pick.manifest}: "
     if pick.verdict == INDISTINGUISHABLE:
         return head + _cannot_tell(pick)
     interval = f", 95% CI {pick.ci_low:.1f}–{pick.ci_high:.1f}" if pick.ci_low is not None else ""
@@ -270,15 +340,16 @@ def _cannot_tell(pick: Recommendation) -> str:
     return f"the runs cannot tell {setting_label(pick.setting)} {values} apart ({why}); run more (--runs) or accept any"
 
 
-def _recommendation(experiment: Experiment, manifest: str, downloader: str, points: list[_Point]) -> Recommendation:
-    """recommend's rule for the points of one downloader on one manifest."""
+def _recommendation(experiment: Experiment, manifest: str, curve: tuple[str, str],
+                    points: list[_Point]) -> Recommendation:
+    """recommend's rule for the points of one curve, (group, downloader), on one manifest."""
     best, worst = max(points, key=lambda p: p.mb_s), min(points, key=lambda p: p.mb_s)
     pick = next(point for point in points if point.mb_s >= (1 - experiment.tolerance) * best.mb_s)
     few_runs = tuple(point.value for point in points if point.throughput.n < 2)
     p_value = None if few_runs else _separation(points, best, worst)
     separated = not few_runs and (p_value is None or p_value < experiment.alpha)
     return Recommendation(
-        manifest=manifest, downloader=downloader, setting=experiment.sweep_setting,
+        manifest=manifest, downloader=curve[1], group=curve[0], setting=experiment.sweep_setting,
         verdict=RECOMMENDED if separated else INDISTINGUISHABLE, value=pick.value, mb_per_s=pick.mb_s,
         ci_low=pick.throughput.ci_low, ci_high=pick.throughput.ci_high, best_value=best.value, best_mb_s=best.mb_s,
         worst_value=worst.value, worst_mb_s=worst.mb_s, p_value=p_value, values=tuple(p.value for p in points),
@@ -301,12 +372,14 @@ def _separation(points: Sequence[_Point], best: _Point, worst: _Point) -> float 
     return None if p_value is None else min(1.0, p_value * pairs)
 
 
-def _points(experiment: Experiment, analysis: Analysis, manifest: str) -> dict[str, list[_Point]]:
-    """Per downloader, its values with counted runs in increasing order; every downloader has a key."""
-    points: dict[str, list[_Point]] = {}
-    for variant in sorted(experiment.variants, key=lambda v: (v.engine, sweep_value(experiment, v))):
+def _points(experiment: Experiment, analysis: Analysis, manifest: str) -> dict[tuple[str, str], list[_Point]]:
+    """Per curve, (group, downloader), the values of its variants that run `manifest` with counted runs, in
+    increasing order; every curve of those variants has a key. Auto variants are no value (auto_lines)."""
+    fixed = [variant for variant in experiment.variants_of(manifest) if not variant.auto_concurrency]
+    points: dict[tuple[str, str], list[_Point]] = {}
+    for variant in sorted(fixed, key=lambda v: (experiment.group_of(v), sweep_value(experiment, v))):
         cell = analysis.cell(manifest, variant.name)
-        points.setdefault(variant.engine, [])
+        curve = points.setdefault((experiment.group_of(variant), variant.engine), [])
         if cell.throughput is not None and cell.time is not None:
-            points[variant.engine].append(_Point(sweep_value(experiment, variant), cell.throughput, cell.time))
+            curve.append(_Point(sweep_value(experiment, variant), cell.throughput, cell.time))
     return points

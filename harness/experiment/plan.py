@@ -40,20 +40,24 @@ def plan_sentence(experiment: Experiment, sources: Mapping[str, ManifestSource],
     made = f"{len(runs)} syncs" if syncs == len(runs) else f"{len(runs)} runs of {syncs} syncs"
     sample = f" (a {experiment.sample} sample of each manifest)" if experiment.sample else ""
     left = f", {todo} still to make" if previous and previous.runs else ""
+    cells = len(experiment.cells)
+    some = f" ({cells} of those cells run)" if cells < len(experiment.manifests) * len(experiment.variants) else ""
     return (
-        f"Plan: {len(experiment.manifests)} manifest(s) x {len(experiment.variants)} variant(s) x {rounds} runs "
-        f"({experiment.warmup} warm-up) = {made}"
+        f"Plan: {len(experiment.manifests)} manifest(s) x {len(experiment.variants)} variant(s){some} x {rounds} "
+        f"runs ({experiment.warmup} warm-up) = {made}"
         f"{left}, {human_bytes(planned_bytes(experiment, sources, previous))} to download{sample}"
     )
 
 
 def plan_warnings(experiment: Experiment, sources: Mapping[str, ManifestSource]) -> list[FigureWarning]:
     """What would make a plan measure less than it seems to: a concurrency above the number of files a
-    run syncs puts every file in flight at once, so such values cannot differ from one another."""
+    run syncs puts every file in flight at once, so such values cannot differ from one another (auto, which
+    finds its own, is no such value)."""
     warnings = []
     for name, source in sources.items():
         files = int(source.facts["files"])
-        above = sorted({v.download_concurrency for v in experiment.variants if v.download_concurrency > files})
+        fixed = {v.download_concurrency for v in experiment.variants_of(name)}
+        above = sorted(concurrency for concurrency in fixed if isinstance(concurrency, int) and concurrency > files)
         if above:
             values = ", ".join(map(str, above))
             warnings.append(FigureWarning(

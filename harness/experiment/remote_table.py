@@ -18,6 +18,12 @@ from harness.experiment.words import check, expected, shown
 __all__ = ["RemoteTable", "check_remote", "check_remote_of", "plain"]
 
 
+_VARIANTS_OWN = {"download_concurrency": "download_concurrency",
+                 "auto_concurrency": "download_concurrency = \"auto\""}
+"""Remote settings a `remote` table refuses, each with what the variant says instead: its concurrency, a number
+or "auto" (which turns auto_concurrency on), is the variant's own field, the one setting variants differ in."""
+
+
 def _remote_table(settings: Mapping[str, Any]) -> Mapping[str, Any]:
     """A `remote` table by the rules of downloaders/settings.py (see `check_remote`): the schema's check."""
     check_remote(settings)
@@ -31,8 +37,8 @@ def _remote_schema() -> dict[str, Any]:
     reference = {"type": "string", "pattern": "^(env|file):", "description": "env:VAR or file:PATH"}
     properties: dict[str, Any] = {}
     for setting in REMOTE_SETTINGS:
-        if setting.name == "download_concurrency":
-            continue  # the variant's own key
+        if setting.name in _VARIANTS_OWN:
+            continue
         typed: dict[str, Any] = {"type": kinds[setting.kind]}
         if setting.kind is dict:
             typed["additionalProperties"] = {"type": "string"}
@@ -58,7 +64,7 @@ def check_remote(settings: Mapping[str, Any]) -> None:
             setting = remote_setting(name)
         except ValueError as error:
             raise SpecError(str(error)) from None
-        check(name != "download_concurrency", "set download_concurrency on the variant itself")
+        check(name not in _VARIANTS_OWN, f"set {_VARIANTS_OWN.get(name)} on the variant itself")
         _check_remote_value(setting, value)
 
 

@@ -183,6 +183,27 @@ class Experiment:
         """The network profile `variant` syncs through."""
         return variant.profile or self.profile
 
+    def manifests_of(self, variant: Variant) -> tuple[str, ...]:
+        """The manifests `variant` runs: its own `manifests`, else all of the experiment's."""
+        return self.manifests if variant.manifests is None else variant.manifests
+
+    def variants_of(self, manifest: str) -> tuple[Variant, ...]:
+        """The variants that run `manifest`, in the spec's order: a round of it is these, and its cells."""
+        return tuple(variant for variant in self.variants if manifest in self.manifests_of(variant))
+
+    @property
+    def cells(self) -> tuple[tuple[str, Variant], ...]:
+        """Every manifest x variant the experiment runs, manifest by manifest: the cells a variant's own
+        `manifests` leaves out are neither run, priced, analysed nor shown."""
+        return tuple((manifest, variant) for manifest in self.manifests for variant in self.variants_of(manifest))
+
+    def group_of(self, variant: Variant) -> str:
+        """The curve a sweep draws `variant` on, and compares its auto variant within: its engine, and where
+        the variants' profiles differ (auto proven on several links) its profile too, "asyncio (wan)": values
+        on one link are no points of a curve on another."""
+        profiles = {self.profile_of(other) for other in self.variants}
+        return variant.engine if len(profiles) == 1 else f"{variant.engine} ({self.profile_of(variant)})"
+
     def with_overrides(self, **changes: Any) -> Experiment:
         """A copy with the given fields changed (None means: keep the spec's value), checked again."""
         kept = {key: value for key, value in changes.items() if value is not None}
@@ -304,6 +325,7 @@ def validate(experiment: Experiment) -> Experiment:
     check(len(set(names)) == len(names), f"variant names must be unique: {names}")
     for variant in experiment.variants:
         _check_variant(variant)
+        _check_manifests_of(variant, experiment.manifests)
     if experiment.baseline is not None:
         experiment.variant(experiment.baseline)
     return experiment
@@ -321,7 +343,8 @@ def _check_variant(variant: Variant) -> None:
     """What each kind's values may be (the schema has checked that it has only its kind's fields)."""
     label = f"variant {variant.name!r}"
     check(_NAME.match(variant.name) is not None, f"{label}: use letters, digits, . _ - in its name")
-    _check_setting(remote_setting("download_concurrency"), variant.download_concurrency, label)
+    if not variant.auto_concurrency:
+        _check_setting(remote_setting("download_concurrency"), variant.download_concurrency, label)
     check_remote_of(variant.remote, f"{label}: remote")
     if isinstance(variant, PulpSyncVariant):
         _check_pulp_sync(variant, label)
@@ -341,6 +364,23 @@ def _check_pulp_sync(variant: PulpSyncVariant, label: str) -> None:
         parse_processes(variant.processes, "processes")
     except ValueError as error:
         raise SpecError(f"{label}: {error}") from None
+
+
+def _check_manifests_of(variant: Variant, manifests: tuple[str, ...]) -> None:
+    """A variant's own `manifests` are some of the experiment's: a cell no round holds is no cell at all."""
+    if variant.manifests is None:
+        return
+    label, listed = f"variant {variant.name!r}", ", ".join(manifests)
+    check(bool(variant.manifests), f"{label}: manifests is empty; name some of the experiment's ({listed}), or leave "
+                                    "it out to run them all")
+    for manifest in variant.manifests:
+        check(manifest in manifests, f"{label}: manifests: {manifest!r} is not one of the experiment's ({listed})"
+                                     f"{near_miss(manifest, list(manifests))}")
+
+
+def _check_fixed(variant: Variant, label: str, why: str) -> None:
+    """A variant whose concurrency cannot be found while it syncs refuses `download_concurrency = "auto"`."""
+    check(not variant.auto_concurrency, f"{label}: download_concurrency = \"auto\": {why}; give it a number")
 
 
 def _check_db(db: str | None, label: str) -> None:
@@ -388,10 +428,13 @@ def _check_pulp_api(variant: PulpApiVariant, label: str) -> None:
                f"{label}: api_password for {server}: give it as \"env:VAR\" or \"file:PATH\", never in clear")
     check(variant.db is None or server == PULP_SYNC_SERVER,
            f"{label}: db is the server's own business, except for server = \"{PULP_SYNC_SERVER}\"")
+    _check_fixed(variant, label, "a Pulp server's sync takes the number its remote is given (Pulp's "
+                                 "download_concurrency is an integer) and cannot adapt it")
 
 
 def _check_command(variant: CommandVariant, label: str) -> None:
     check(bool(variant.command.strip()), f"{label}: kind = \"command\" needs a command template")
+    _check_fixed(variant, label, "a program's {concurrency} is one number, which it cannot adapt while it runs")
     try:
         unknown = placeholders_of(variant.command) - set(PLACEHOLDERS)
     except ValueError as error:
@@ -425,7 +468,8 @@ def sweep_value(experiment: Experiment, variant: Variant) -> Any:
 
 
 def _check_sweep(experiment: Experiment) -> None:
-    """The swept setting is numeric, and in a sweep every variant has a number for it: values are ordered."""
+    """The swept setting is numeric, and in a sweep every variant has a number for it: values are ordered. A
+    sweep of download_concurrency may hold auto variants too, drawn across its values (harness.analysis.sweep)."""
     setting = experiment.sweep_setting
     check(setting in SWEEPABLE,
            f"sweep_setting = {setting!r}: a numeric Remote setting or processes, one of {', '.join(SWEEPABLE)}")
@@ -433,7 +477,8 @@ def _check_sweep(experiment: Experiment) -> None:
         return
     for variant in experiment.variants:
         value = sweep_value(experiment, variant)
-        check(isinstance(value, (int, float)) and not isinstance(value, bool),
+        auto = setting == "download_concurrency" and variant.auto_concurrency
+        check(auto or isinstance(value, (int, float)) and not isinstance(value, bool),
                f"variant {variant.name!r}: a sweep of {setting} needs a number for it, not {value!r}")
 
 

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Discriminator, StrictInt, Tag
 
+from downloaders.settings import AUTO
 from harness import defaults
 from harness.experiment.remote_table import RemoteTable
 
@@ -47,25 +48,36 @@ a Mapping."""
 class _Variant:
     """What every kind of variant has: one way of syncing, and two variants of an experiment should differ in
     one setting only. `profile` overrides the experiment's network profile for this variant alone (it then
-    gets its own fixture server); `remote` holds Remote settings (named as in downloaders.REMOTE_SETTINGS)
-    over the experiment's own `remote`; see Experiment.remote_of. A spec's variant is one of the kinds below,
-    told apart by `kind_tag` from what users write (`kind`, and a pulp-sync variant's `tasking`), each with
-    only its own fields: a field of another kind is refused naming the kind's own."""
+    gets its own fixture server); `manifests`, some of the experiment's, are the only ones it runs (the
+    many-small manifest on some links only), None all of them; `remote` holds Remote settings (named as in
+    downloaders.REMOTE_SETTINGS) over the experiment's own `remote`; see Experiment.remote_of. A spec's
+    variant is one of the kinds below, told apart by `kind_tag` from what users write (`kind`, and a
+    pulp-sync variant's `tasking`), each with only its own fields: a field of another kind is refused
+    naming the kind's own."""
 
     __pydantic_config__ = SCHEMA_CONFIG
 
     name: str
     """The variant's name in tables and reports: letters, digits, . _ -"""
     _: KW_ONLY
-    download_concurrency: StrictInt = defaults.CONCURRENCY
+    download_concurrency: StrictInt | Literal["auto"] = defaults.CONCURRENCY
     """Downloads in flight at once, 1 to 256 (downloaders.defaults.MAX_DOWNLOAD_CONCURRENCY; a command
-    variant's {concurrency})."""
+    variant's {concurrency}), or "auto" (pulp-sync only): found while syncing, up to max_concurrency."""
     profile: str | None = None
     """This variant's own network profile, over the experiment's."""
+    manifests: tuple[str, ...] | None = None
+    """The experiment's manifests this variant runs, some of them [default: all]."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables of the variant's processes."""
     remote: RemoteTable = field(default_factory=dict)
     """This variant's Remote settings, over the experiment's [remote]."""
+
+    @property
+    def auto_concurrency(self) -> bool:
+        """Whether its downloads in flight are found while it syncs (`download_concurrency = "auto"`,
+        downloaders.concurrency) rather than fixed: a sweep draws such a variant as a line across the fixed
+        values, not as a point among them (harness.analysis.sweep)."""
+        return self.download_concurrency == AUTO
 
     @property
     def database(self) -> str | None:

@@ -38,10 +38,14 @@ _WORDS: dict[Any, str] = {bool: "true or false", int: "a whole number", float: "
 
 
 def choices(hint: Any) -> tuple[str, ...]:
-    """The values a Literal field (or an optional one) may take; () for any other type."""
+    """The values a Literal field (or an optional one) may take; () for any other type, a union of a type and
+    some words among them (`download_concurrency`: a number or "auto"), which `expected` words better."""
     hint = bare(hint)
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return tuple(choice for argument in typing.get_args(hint) for choice in choices(argument))
+        members = [bare(argument) for argument in typing.get_args(hint) if argument is not type(None)]
+        if not all(typing.get_origin(member) is Literal for member in members):
+            return ()
+        return tuple(choice for member in members for choice in typing.get_args(member))
     return typing.get_args(hint) if typing.get_origin(hint) is Literal else ()
 
 
@@ -56,8 +60,8 @@ def expected(hint: Any) -> str:
     """What a field of type `hint` takes, in words: "a whole number", "a list of strings", "one of a, b"."""
     hint = bare(hint)
     origin, arguments = typing.get_origin(hint), typing.get_args(hint)
-    if origin is Literal:
-        return f"one of {', '.join(map(str, arguments))}"
+    if origin is Literal:  # one word is quoted as TOML writes it: a whole number or "auto"
+        return f'"{arguments[0]}"' if len(arguments) == 1 else f"one of {', '.join(map(str, arguments))}"
     if origin in (typing.Union, types.UnionType):  # None is no TOML value: not offered; each kind of variant a table
         return " or ".join(dict.fromkeys(expected(argument) for argument in arguments if argument is not type(None)))
     if origin is tuple:

@@ -1,5 +1,6 @@
-"""summary.md: the seed's Data Summary tables (mean, stddev), every cell, the comparisons, the
-warnings and the harness's overhead, as GitHub-flavoured Markdown from a ReportView.
+"""summary.md: the seed's Data Summary tables (mean, stddev), every cell, the comparisons, a sweep's
+recommendations and auto against its fixed settings, the warnings and the harness's overhead, as
+GitHub-flavoured Markdown from a ReportView.
 
 Plain text that reads well in a terminal, a diff or a pull request; report.html shows the same view
 with the plots.
@@ -31,6 +32,9 @@ def summary_markdown(view: ReportView) -> str:
     if view.sweep:
         lines += ["", f"## Recommended {view.sweep.label}", "", *markdown_table(view.sweep.table), ""]
         lines += [f"- {line}" for line in view.sweep.sentences]
+    if view.auto:
+        lines += ["", "## auto against the fixed settings", "", view.auto.targets, "", *markdown_table(view.auto.table)]
+        lines += ["", *(f"- {line}" for line in view.auto.sentences)]
     if view.warnings:
         lines += ["", "## Warnings", "", *(f"- {_warning(warning)}" for warning in view.warnings)]
     lines += ["", "## Harness overhead", "", view.overhead, ""]

@@ -18,14 +18,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
+from harness.analysis.auto import AutoRuns, auto_runs, auto_verdicts, steps
 from harness.analysis.findings import Analysis, Cell, throughput_mb_s
 from harness.analysis.stats import Summary
-from harness.analysis.sweep import SweepLine
+from harness.analysis.sweep import AutoLine, SweepLine
 from harness.experiment.variant import CommandVariant, PulpSyncVariant, Variant
 from harness.results.folder import Results
 from harness.results.records import RunRecord
 
-__all__ = ["FORMATS", "plot_experiment", "plot_sweep"]
+__all__ = ["FORMATS", "AUTO_CONCURRENCY", "plot_experiment", "plot_sweep"]
 
 FORMATS = ("png", "svg")
 _JITTER = 0.08
@@ -64,23 +65,46 @@ def plot_experiment(folder: Path, results: Results, analysis: Analysis) -> list[
         written.append(_save(folder, "ratios", _ratios(results, analysis)))
     if len({str(variant.processes) for variant in _syncs(results)}) > 1:
         written.append(_save(folder, "processes", _processes(results, analysis)))
+    panels = auto_runs(results.experiment, results.runs)
+    if panels:
+        written.append(_save(folder, AUTO_CONCURRENCY, _auto_concurrency(results, analysis, panels)))
     return written
 
 
 def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str = "sweep",
-               xlabel: str = "download concurrency") -> str:
-    """Throughput against the swept setting per downloader, CI as a band, the recommendation circled.
-    The x axis is log2 (sweeps usually double) unless a value is 0 or less (max_retries=0,3)."""
+               xlabel: str = "download concurrency", autos: Sequence[AutoLine] = ()) -> str:
+    """Throughput against the swept setting per group, CI as a band, the recommendation circled; each auto
+    variant a level across its group's values (_sweep_figure)."""
+    return _save(folder, name, _sweep_figure(lines, title, xlabel, autos))
+
+
+def _sweep_figure(lines: Sequence[SweepLine], title: str, xlabel: str, autos: Sequence[AutoLine] = ()) -> Figure:
+    """plot_sweep's figure. The x axis is log2 (sweeps usually double) unless a value is 0 or less
+    (max_retries=0,3). An auto variant is no value on that axis: its geometric mean MB/s is a dashed level
+    across its group's values in the group's colour, its 95% CI a band, so a reader sees at once which fixed
+    values it matches and which it beats."""
     figure = Figure(figsize=(8, 4.5), layout="constrained")
     axes = figure.add_subplot()
-    for downloader, values, centres, lows, highs, recommended in lines:
-        (line,) = axes.plot(values, centres, marker="o", label=downloader)
+    colours: dict[str, Any] = {}
+    for group, values, centres, lows, highs, recommended in lines:
+        (line,) = axes.plot(values, centres, marker="o", label=group)
+        colours[group] = line.get_color()
         axes.fill_between(values, lows, highs, alpha=0.2, color=line.get_color())
         if recommended is not None:
             y = centres[list(values).index(recommended)]
             axes.scatter([recommended], [y], s=220, facecolors="none", edgecolors=line.get_color(), linewidths=2,
-                         label=f"{downloader}: recommended {recommended:g}")
-    ticks = sorted({value for line in lines for value in line[1]})
+                         label=f"{group}: recommended {recommended:g}")
+    ticks = sorted({value for line in lines for value in line.values})
+    for auto in autos:
+        values = next((line.values for line in lines if line.group == auto.group), ticks)
+        colour, label = colours.get(auto.group, "black"), f"{auto.group}: {auto.label}"
+        if values:
+            span = (min(values), max(values))
+            axes.hlines(auto.mb_s, *span, colors=[colour], linestyles="--", label=label)
+            axes.fill_between(span, auto.ci_low, auto.ci_high, color=colour, alpha=0.1, hatch="//")
+        else:  # a sweep of auto alone: no value to span, so the whole axis
+            axes.axhline(auto.mb_s, color=colour, linestyle="--", label=label)
+            axes.axhspan(auto.ci_low, auto.ci_high, color=colour, alpha=0.1, hatch="//")
     if all(value > 0 for value in ticks):
         axes.set_xscale("log", base=2)
     axes.set_xticks(ticks, [f"{value:g}" for value in ticks])
@@ -90,7 +114,34 @@ def plot_sweep(folder: Path, lines: Sequence[SweepLine], title: str, name: str =
     axes.set_title(title, wrap=True)
     axes.grid(True, alpha=0.3)
     _legend(axes)
-    return _save(folder, name, figure)
+    return figure
+
+
+AUTO_CONCURRENCY = "auto-concurrency"
+"""The plot of auto's limit over time (_auto_concurrency)."""
+
+
+def _auto_concurrency(results: Results, analysis: Analysis, panels: Sequence[AutoRuns]) -> Figure:
+    """auto's limit against seconds from the start of the downloads, a panel per auto variant and manifest
+    (its group's), each counted run a thin step line held until the run ended: where it settled and how it got
+    there, run by run. The best fixed value of its group, where a sweep tried fixed ones, is a dotted level."""
+    best = {(row.manifest, row.variant): row.best_value for row in auto_verdicts(results.experiment, analysis)}
+    figure = Figure(figsize=(8, 1.2 + 2.8 * len(panels)), layout="constrained")
+    grid = figure.subplots(len(panels), 1, squeeze=False)
+    for (axes,), panel in zip(grid, panels, strict=True):
+        for trajectory, end in panel.runs:
+            axes.step(*steps(trajectory, end), where="post", linewidth=0.8, alpha=0.7, color="#1f77b4")
+        value = best.get((panel.manifest, panel.variant))
+        if value is not None:
+            axes.axhline(value, color="black", linestyle=":", label=f"best fixed: {value}")
+        axes.set_title(f"{panel.group} on {panel.manifest} ({panel.variant}): {len(panel.runs)} counted runs")
+        axes.set_ylabel("downloads in flight")
+        axes.set_ylim(bottom=0)
+        axes.grid(True, alpha=0.3)
+        _legend(axes, fontsize="small", loc="lower right")
+    grid[-1][0].set_xlabel("seconds from the start of the downloads (one line per run, held until it ended)")
+    figure.suptitle(f"{results.experiment.name}: download_concurrency = auto, its limit over time")
+    return figure
 
 
 def _bars(
@@ -115,7 +166,7 @@ def _bars(
     top = 0.0
     for index, name in enumerate(names):
         x = np.arange(len(spec.manifests)) + (index - (len(names) - 1) / 2) * width
-        heights = [bar(analysis.cell(manifest, name)) for manifest in spec.manifests]
+        heights = [bar(cell) if (cell := analysis.find(manifest, name)) else None for manifest in spec.manifests]
         errors = [[h[1] if h else 0 for h in heights], [h[2] if h else 0 for h in heights]]
         axes.bar(x, [h[0] if h else 0 for h in heights], width * 0.9, yerr=errors,
                  capsize=4, alpha=0.8, label=name, color=colours[name], error_kw={"zorder": 4})
@@ -248,7 +299,8 @@ def _processes_panel(axes: Any, results: Results, analysis: Analysis, manifest: 
                 axes.errorbar(xs, ys, yerr=errors, color=colour, capsize=3, marker="*" if auto else "o",
                               markersize=12 if auto else 6, linestyle="none" if auto else "-",
                               label=f"{downloader} (auto)" if auto else downloader)
-    for index, variant in enumerate(v for v in results.experiment.variants if isinstance(v, CommandVariant)):
+    peers = (v for v in results.experiment.variants_of(manifest) if isinstance(v, CommandVariant))
+    for index, variant in enumerate(peers):
         summary = summary_of(analysis.cell(manifest, variant.name))
         if summary is not None and summary.geometric_mean is not None:
             axes.axhline(summary.geometric_mean, color="black", linestyle=("--", ":", "-.")[index % 3],
@@ -262,8 +314,11 @@ def _processes_panel(axes: Any, results: Results, analysis: Analysis, manifest: 
 
 def _point(analysis: Analysis, manifest: str, variant: str,
            summary_of: Callable[[Cell], Summary | None]) -> tuple[float, float, float, float] | None:
-    """(processes used, geometric mean, CI low, CI high) of a cell; None without counted runs."""
-    cell = analysis.cell(manifest, variant)
+    """(processes used, geometric mean, CI low, CI high) of a cell; None without counted runs, or where the
+    variant does not run the manifest."""
+    cell = analysis.find(manifest, variant)
+    if cell is None:
+        return None
     used, summary = cell.processes, summary_of(cell)
     if used is None or summary is None or summary.geometric_mean is None:
         return None

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import Analysis
-from harness.analysis.sweep import setting_label, sweep_lines
+from harness.analysis.sweep import auto_lines, setting_label, sweep_lines
 from harness.report.html import report_html
 from harness.report.markdown import summary_markdown
 from harness.report.plots import plot_experiment, plot_sweep
@@ -54,7 +54,8 @@ def render(folder: Path) -> Rendered:
 
 
 def _sweep_plots(folder: Path, results: Results, analysis: Analysis) -> list[str]:
-    """A sweep's plot per manifest (none for other experiments): throughput against the swept setting."""
+    """A sweep's plot per manifest (none for other experiments): throughput against the swept setting, auto
+    variants as levels across it."""
     spec = results.experiment
     if spec.kind != "sweep":
         return []
@@ -63,5 +64,6 @@ def _sweep_plots(folder: Path, results: Results, analysis: Analysis) -> list[str
     for manifest in spec.manifests:
         title = f"{spec.name}: throughput against {label}, manifest {manifest}"
         name = "sweep" if len(spec.manifests) == 1 else f"sweep_{manifest.replace('/', '_')}"
-        plots.append(plot_sweep(folder, sweep_lines(spec, analysis, manifest), title, name, spec.sweep_setting))
+        plots.append(plot_sweep(folder, sweep_lines(spec, analysis, manifest), title, name, spec.sweep_setting,
+                                auto_lines(spec, analysis, manifest)))
     return plots

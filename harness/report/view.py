@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.analysis import calibration
+from harness.analysis.auto import auto_verdicts
 from harness.analysis.findings import Analysis, Pair
 from harness.analysis.sweep import recommend, recommendation_sentence, setting_label
 from harness.experiment.spec import Experiment
@@ -25,7 +26,7 @@ from harness.results.records import RUN_FIELDS
 from harness.results.warning import FigureWarning
 from harness.run.machine import warnings_for
 
-__all__ = ["REPORT_FILE", "SUMMARY_FILE", "Table", "PairLine", "SweepView", "ReportView", "build_view"]
+__all__ = ["REPORT_FILE", "SUMMARY_FILE", "Table", "PairLine", "SweepView", "AutoView", "ReportView", "build_view"]
 
 REPORT_FILE = "report.html"
 SUMMARY_FILE = "summary.md"
@@ -73,10 +74,21 @@ class SweepView:
 
 
 @dataclass(frozen=True)
+class AutoView:
+    """auto against the fixed settings of a sweep (harness.analysis.auto): the targets it is judged by, a row
+    per auto variant and manifest, and a sentence each saying whether it met them."""
+
+    targets: str
+    table: Table
+    sentences: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ReportView:
     """Everything the outputs show of one results folder, in words and rows.
 
     `splits` says, a line per cell whose syncs were split, how many processes shared how many connections.
+    `auto` is None unless a sweep of download_concurrency holds auto variants.
     `disagreements` explains, in a line each, where an average's verdict and its manifests' differ in kind.
     `calibration` is None for an experiment of one variant (nothing compared, nothing to calibrate);
     `sweep` is None unless the experiment is a sweep. `folder` and `plots` say where the plot files are
@@ -99,6 +111,7 @@ class ReportView:
     disagreements: tuple[str, ...]
     peers: tuple[str, ...]
     sweep: SweepView | None
+    auto: AutoView | None
     calibration: str | None
     warnings: tuple[FigureWarning, ...]
     overhead: str
@@ -118,8 +131,9 @@ class ReportView:
     @property
     def conclusions(self) -> tuple[str, ...]:
         """What the figures add up to: the averages against the baseline, why an average and its manifests
-        differ where they do, the peers, a sweep's picks."""
-        return (*self.averages, *self.disagreements, *self.peers, *(self.sweep.sentences if self.sweep else ()))
+        differ where they do, the peers, a sweep's picks, auto against the fixed settings."""
+        return (*self.averages, *self.disagreements, *self.peers, *(self.sweep.sentences if self.sweep else ()),
+                *(self.auto.sentences if self.auto else ()))
 
 
 def _auto(spec: Experiment) -> set[str]:
@@ -150,6 +164,7 @@ def build_view(results: Results, analysis: Analysis, folder: Path, plots: Sequen
         disagreements=tuple(wording.disagreement_lines(analysis)),
         peers=tuple(wording.peer_sentences(analysis)),
         sweep=_sweep(results, analysis),
+        auto=_auto_view(spec, analysis),
         calibration=_calibration(folder, results),
         warnings=(*analysis.warnings, *warnings_for(results.environment)),
         overhead=wording.overhead_line(analysis),
@@ -192,6 +207,15 @@ def _sweep(results: Results, analysis: Analysis) -> SweepView | None:
     )
 
 
+def _auto_view(spec: Experiment, analysis: Analysis) -> AutoView | None:
+    verdicts = auto_verdicts(spec, analysis)
+    if not verdicts:
+        return None
+    return AutoView(targets=wording.AUTO_TARGETS,
+                    table=Table(wording.AUTO_HEADER, tuple(wording.auto_row(verdict) for verdict in verdicts)),
+                    sentences=tuple(wording.auto_sentence(verdict) for verdict in verdicts))
+
+
 def _calibration(folder: Path, results: Results) -> str | None:
     """The machine's calibration, stored beside the results folders, as the report quotes it; None with
     one variant."""
@@ -204,5 +228,5 @@ def _calibration(folder: Path, results: Results) -> str | None:
 def _files(results: Results) -> tuple[str, ...]:
     """The folder's data files beside the report: results.json, runs.csv, summary.md, the perf_data files."""
     spec = results.experiment
-    perf_data = (perf_data_name(v.name, m) for m in spec.manifests for v in spec.variants)
+    perf_data = (perf_data_name(variant.name, manifest) for manifest, variant in spec.cells)
     return (RESULTS_FILE, "runs.csv", SUMMARY_FILE, *perf_data)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from harness.analysis.auto import AutoVerdict
 from harness.analysis.findings import Analysis, Cell, Pair
 from harness.analysis.stats import AverageChange, Comparison, bootstrap_min_rounds
 from harness.analysis.sweep import Recommendation, value_text
-from harness.defaults import CONFIDENCE, RESOLVE
+from harness.defaults import AUTO_BEST_SLOWER, AUTO_DEFAULT_SLOWER, CONCURRENCY, CONFIDENCE, RESOLVE
 from harness.experiment.operator_remote import public_url
 from harness.experiment.plan import human_bytes
 from harness.results.folder import Results
@@ -23,6 +24,8 @@ __all__ = [
     "PAIR_HEADER",
     "RESOURCE_HEADER",
     "SWEEP_HEADER",
+    "AUTO_HEADER",
+    "AUTO_TARGETS",
     "FAILED_HEADER",
     "fmt",
     "p_text",
@@ -41,6 +44,8 @@ __all__ = [
     "time_row",
     "resource_row",
     "sweep_row",
+    "auto_row",
+    "auto_sentence",
     "failed_row",
     "run_row",
 ]
@@ -52,6 +57,15 @@ CONFIDENCE_LABEL = f"{CONFIDENCE:.0%} CI"
 PAIR_HEADER = ("manifest", "variant", "change", "ratio", "p (paired, Holm)", "p (Welch)", "verdict")
 RESOURCE_HEADER = ("manifest", "variant", "CPU (s)", "peak RSS (MB)", "latency p50 (s)", "p90 (s)", "p99 (s)",
                    "processes (median)", "connections (median)")
+AUTO_HEADER = ("manifest", "downloader", "best fixed", "time vs best fixed", "p (paired, Holm)", "verdict",
+               f"time vs fixed {CONCURRENCY}", "p (paired, Holm)", "verdict", "auto settled at (median)", "failed")
+"""auto against the fixed settings of its group (harness.analysis.auto): a row per group x manifest, its ratios
+auto's time over the fixed one's, as PAIR_HEADER's pairs."""
+AUTO_TARGETS = (f"The targets (issue 35): auto takes at most {AUTO_BEST_SLOWER:.0%} more time than the best fixed "
+                f"value and at most {AUTO_DEFAULT_SLOWER:.0%} more than fixed {CONCURRENCY}, the default, at the upper "
+                f"end of the time ratio's {CONFIDENCE:.0%} CI; and where its time and the best fixed value's are "
+                "indistinguishable (no difference detected), it settles on fewer connections than that value.")
+"""What auto is judged by, said once for summary.md and report.html (harness.analysis.auto)."""
 SWEEP_HEADER = ("manifest", "downloader", "verdict", "value", "MB/s", "95% CI", "best at", "best MB/s", "worst at",
                 "worst MB/s", "p (best vs worst, Bonferroni)")
 FAILED_HEADER = ("manifest", "variant", "round", "warm-up", "error")
@@ -284,17 +298,24 @@ def _count(value: float | None) -> str:
 
 def matrix(results: Results, analysis: Analysis, figure: str) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:
     """The seed's Data Summary: manifest x variant table of the sync time's "mean" or "stdev",
-    with each manifest's files and size."""
+    with each manifest's files and size; blank where the variant does not run the manifest."""
     names = [variant.name for variant in results.experiment.variants]
     header = ("manifest", "files", "MB", *names)
     rows = []
     for manifest in results.experiment.manifests:
         facts = results.manifests.get(manifest, {})
         size = facts.get("bytes")
-        cells = [analysis.cell(manifest, name).time for name in names]
-        values = [fmt(getattr(time, figure) if time else None) for time in cells]
+        cells = [analysis.find(manifest, name) for name in names]
+        values = [_figure(cell, figure) for cell in cells]
         rows.append((manifest, str(facts.get("files", "?")), fmt(size / 1e6 if size else None, 1), *values))
     return header, tuple(rows)
+
+
+def _figure(cell: Cell | None, figure: str) -> str:
+    """A cell's "mean" or "stdev" of its time: "–" without counted runs, "" for a cell not run at all."""
+    if cell is None:
+        return ""
+    return fmt(getattr(cell.time, figure) if cell.time else None)
 
 
 def time_row(cell: Cell) -> tuple[str, ...]:
@@ -331,10 +352,66 @@ def resource_row(cell: Cell) -> tuple[str, ...]:
             _count(cell.connections))
 
 
+def auto_row(verdict: AutoVerdict) -> tuple[str, ...]:
+    """One auto variant on one manifest against its group's fixed values (AUTO_HEADER): the best fixed value,
+    auto's time ratio to it and to the default one with interval, Holm-adjusted p and verdict, as a pair's."""
+    default = (_ratio_columns(verdict.against_default) if verdict.default_tried
+               else ("not tried", "–", "–"))
+    best = "–" if verdict.best_value is None else str(verdict.best_value)
+    return (verdict.manifest, verdict.group, best, *_ratio_columns(verdict.against_best), *default,
+            _count(verdict.settled), str(verdict.failed))
+
+
+def _ratio_columns(comparison: Comparison | None) -> tuple[str, str, str]:
+    """A comparison as three columns: "1.03 [95% CI 0.99–1.07]" (the variant's time over the baseline's), its
+    Holm-adjusted p, its verdict."""
+    if comparison is None:
+        return "–", "–", verdict(comparison)
+    low, high = comparison.ratio_ci or (None, None)
+    interval = f" [{CONFIDENCE_LABEL} {low:.2f}–{high:.2f}]" if comparison.ratio_ci else ""
+    return f"{comparison.ratio:.2f}{interval}", p_text(comparison.p_value_adjusted), verdict(comparison)
+
+
+def auto_sentence(row: AutoVerdict) -> str:
+    """Whether auto met issue 35's targets on one manifest, in plain words: "asyncio on 100: auto meets the
+    targets: time vs the best fixed (32) at most +3.1% (the 95% CI's upper end; target +5%), vs fixed 10 at
+    most +0.4% (target +2%); settled at 12, fewer connections than 32 for the same time"."""
+    head = {True: "meets the targets", False: "misses the targets", None: "cannot be judged yet"}[row.met]
+    clauses = [_bound(f"the best fixed ({row.best_value})", row.against_best, row.within_best, row.best_slower)]
+    if row.default_tried:
+        clauses.append(_bound(f"fixed {row.default_value}", row.against_default, row.within_default,
+                              row.default_slower))
+    failed = f"; {row.failed} of its counted runs failed" if row.failed else ""
+    return f"{row.group} on {row.manifest}: auto {head}: time vs {', vs '.join(clauses)}; {_settled(row)}{failed}"
+
+
+def _bound(against: str, comparison: Comparison | None, within: bool | None, slower: float) -> str:
+    """"the best fixed (32) at most +3.1% (the 95% CI's upper end; target +5%)", or "up to +8.2% ..., above
+    the +5% target", or why there is no bound."""
+    if within is None or comparison is None or comparison.ratio_ci is None:
+        return f"{against}: no interval yet (fewer than 2 rounds a side)"
+    upper = f"{(comparison.ratio_ci[1] - 1) * 100:+.1f}%"
+    if within:
+        return f"{against} at most {upper} (the {CONFIDENCE_LABEL}'s upper end; target {slower * 100:+.0f}%)"
+    return f"{against} up to {upper} (the {CONFIDENCE_LABEL}'s upper end), above the {slower * 100:+.0f}% target"
+
+
+def _settled(row: AutoVerdict) -> str:
+    """Where auto settled against the best fixed value, and whether that is fewer connections for the same time
+    (the target applies only where their times are indistinguishable)."""
+    if row.settled is None:
+        return "no counted run to have settled"
+    settled = f"settled at {_count(row.settled)}"
+    if row.fewer_connections is None:
+        return f"{settled} (the best fixed: {row.best_value}; their times differ, or cannot be compared yet)"
+    fewer = "fewer" if row.fewer_connections else "no fewer"
+    return f"{settled}, {fewer} connections than {row.best_value} for the same time"
+
+
 def sweep_row(pick: Recommendation) -> tuple[str, ...]:
     """One recommendation (SWEEP_HEADER): the verdict, the smallest value within tolerance of the best,
     and the evidence."""
-    return (pick.manifest, pick.downloader, pick.verdict, value_text(pick.value), fmt(pick.mb_per_s, 1),
+    return (pick.manifest, pick.group, pick.verdict, value_text(pick.value), fmt(pick.mb_per_s, 1),
             "–" if pick.ci_low is None else f"{fmt(pick.ci_low, 1)} … {fmt(pick.ci_high, 1)}",
             value_text(pick.best_value), fmt(pick.best_mb_s, 1), value_text(pick.worst_value),
             fmt(pick.worst_mb_s, 1), p_text(pick.p_value))

@@ -20,13 +20,11 @@ __all__ = ["write_outputs", "perf_data_name", "runs_csv", "perf_data"]
 def write_outputs(folder: Path, results: Results, statistics: dict[str, Any],
                   recommendations: list[dict[str, Any]] | None = None) -> None:
     """Write results.json (with the analysis's `statistics` and `recommendations`, as save_results takes
-    them), runs.csv and every perf_data file."""
+    them), runs.csv and the perf_data file of every cell the experiment runs."""
     save_results(folder, results, statistics, recommendations)
     atomic_write_text(folder / "runs.csv", runs_csv(results))
-    for variant in results.experiment.variants:
-        for manifest in results.experiment.manifests:
-            text = perf_data(results, variant.name, manifest)
-            atomic_write_text(folder / perf_data_name(variant.name, manifest), text)
+    for manifest, variant in results.experiment.cells:
+        atomic_write_text(folder / perf_data_name(variant.name, manifest), perf_data(results, variant.name, manifest))
 
 
 def perf_data_name(variant: str, manifest: str) -> str:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["RunRecord", "RunKey", "RUN_FIELDS", "REPORT_FIELDS", "connections_of", "record_from_dict"]
+__all__ = ["RunRecord", "RunKey", "Trajectory", "RUN_FIELDS", "REPORT_FIELDS", "connections_of", "trajectory_of",
+           "record_from_dict"]
 
 RunKey = tuple[str, int, str]
 """(manifest, round, variant): one run's identity, which --resume matches on."""
@@ -31,8 +32,13 @@ REPORT_FIELDS = (
     "downloader",
     "concurrency",
     "processes",
+    "auto_concurrency",
 )
-"""Fields a run's record takes from the sync's report as they are (`connections` is read by `connections_of`)."""
+"""Fields a run's record takes from the sync's report as they are (`connections` is read by `connections_of`,
+`concurrency_trajectory` by `trajectory_of`)."""
+
+Trajectory = tuple[tuple[float, int], ...]
+"""The downloads' limit over time: (seconds from the start of the downloads, limit) at each change."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,8 @@ class RunRecord:
     latency_p99: float | None = None
     downloader: str | None = None
     concurrency: int | None = None
+    """Downloads in flight: the fixed limit, or with `auto_concurrency` the one the sync spent the most time at
+    (its processes' together), where it settled."""
     processes: int | None = None
     """The processes the sync's downloads were split across (its report's; pulp_sync.sync.split.planning)."""
     connections: int | None = None
@@ -95,6 +103,11 @@ class RunRecord:
     hosts_used: int | None = None
     queue_max_seconds: float | None = None
     queue_waits: tuple[float, ...] | None = None
+    auto_concurrency: bool | None = None
+    """Whether the sync found its downloads in flight as it went (`download_concurrency = "auto"`); None for a
+    run whose report does not say (a program's, a Pulp server's, a pulp-sync's from before issue 35)."""
+    concurrency_trajectory: Trajectory | None = None
+    """With `auto_concurrency`, how it got to its `concurrency`: the limit at each change (`trajectory_of`)."""
 
     @property
     def cpu_seconds(self) -> float:
@@ -131,12 +144,24 @@ def connections_of(report: Mapping[str, Any]) -> int | None:
     return concurrency * (report.get("processes") or 1) if isinstance(concurrency, int) else None
 
 
+def trajectory_of(report: Mapping[str, Any]) -> Trajectory | None:
+    """A sync report's `concurrency_trajectory`, `{"seconds": s, "limit": n}` at each change, as (s, n) pairs;
+    None where it has none (a fixed limit, a downloader that keeps no record, an older pulp-sync)."""
+    changes = report.get("concurrency_trajectory")
+    return tuple((float(change["seconds"]), int(change["limit"])) for change in changes) if changes else None
+
+
+def _frozen(value: Any) -> Any:
+    """A JSON value as the record holds it: a list (queue_waits, a trajectory and its pairs) a tuple again."""
+    return tuple(map(_frozen, value)) if isinstance(value, list) else value
+
+
 def record_from_dict(data: Mapping[str, Any]) -> RunRecord:
     """Read a record back from results.json; keys it does not know are ignored (older harness), a list
-    (queue_waits) is a tuple again, as it was recorded, and a record made before runs had `connections`
-    gets them as a new one would (`connections_of`)."""
-    values: dict[str, Any] = {name: tuple(data[name]) if isinstance(data[name], list) else data[name]
-                              for name in RUN_FIELDS if name in data}
+    (queue_waits, concurrency_trajectory) is a tuple again, as it was recorded, a key it lacks (a record made
+    before runs had it) takes its default, and a record made before runs had `connections` gets them as a new
+    one would (`connections_of`)."""
+    values: dict[str, Any] = {name: _frozen(data[name]) for name in RUN_FIELDS if name in data}
     if "connections" not in data:  # recorded before runs had them
         values["connections"] = connections_of(data)
     return RunRecord(**values)

@@ -248,6 +248,7 @@ class Command:
         inputs = bench.site.command_inputs(variant, bench.sources[run.manifest], bench.state_dir / COMMAND_INPUTS)
         out_dir = bench.state_dir / COMMAND_OUTPUT
         template = variant.command
+        assert isinstance(variant.download_concurrency, int), "a command variant refuses auto (spec._check_command)"
         child = run_command(template, inputs, url, out_dir, variant.download_concurrency, processes.env,
                             bench.experiment.timeout)
         problem = check_output(inputs, out_dir) if child.returncode == 0 else None

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from harness.results.records import REPORT_FIELDS, RunRecord, connections_of
+from harness.results.records import REPORT_FIELDS, RunRecord, connections_of, trajectory_of
 from harness.run.child import ChildRun
 from harness.run.schedule import PlannedRun
 from harness.variants.fleet import Fleet
@@ -92,6 +92,7 @@ def _record(planned: PlannedRun, started_at: str, child: ChildRun, report: Mappi
         restart_seconds=restart_seconds,
         files_per_s=_per_second(report.get("artifacts_downloaded"), report.get("seconds")),
         connections=connections_of(report),
+        concurrency_trajectory=trajectory_of(report),
         **{name: report.get(name) for name in REPORT_FIELDS},
     )
 

@@ -2,7 +2,8 @@
 
 Variants of one manifest run next to each other (A B, B A, A B, ...) so that drift in the network
 or the machine hits them alike, and no variant always runs first after a reset (the seed ran them
-"immediately back-to-back"). Warm-up rounds come first and use the same alternation.
+"immediately back-to-back"). Warm-up rounds come first and use the same alternation. A round of a
+manifest holds the variants that run it (a variant's own `manifests` may leave it out).
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ class PlannedRun:
 
 def plan(experiment: Experiment) -> list[PlannedRun]:
     """Every run of the experiment, in the order to make them."""
-    names = [variant.name for variant in experiment.variants]
     rounds = experiment.warmup + experiment.runs
     runs = []
     for manifest in experiment.manifests:
+        names = [variant.name for variant in experiment.variants_of(manifest)]
         for round_number in range(1, rounds + 1):
             order = names if round_number % 2 == 1 else names[::-1]
             for position, name in enumerate(order, start=1):

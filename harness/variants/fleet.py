@@ -123,7 +123,8 @@ class Fleet:
     @property
     def report(self) -> dict[str, Any]:
         """The tasks' reports as one, over the makespan: counts summed, the largest latency percentiles,
-        and the aggregate MB/s."""
+        and the aggregate MB/s; the first task's downloader and concurrency, and its limit over time when it is
+        the only one."""
         reports = [task.report for task in self.tasks if task.report]
         combined: dict[str, Any] = {"seconds": self.makespan}
         if not reports:
@@ -131,7 +132,9 @@ class Fleet:
         combined |= {name: sum(report.get(name) or 0 for report in reports) for name in _SUMMED}
         combined |= {name: max((r[name] for r in reports if r.get(name) is not None), default=None)
                      for name in _LARGEST}
-        combined |= {"downloader": reports[0].get("downloader"), "concurrency": reports[0].get("concurrency")}
+        combined |= {name: reports[0].get(name) for name in ("downloader", "concurrency", "auto_concurrency")}
+        if len(reports) == 1:  # one task's limit over time; K tasks each found their own, which no one line is
+            combined["concurrency_trajectory"] = reports[0].get("concurrency_trajectory")
         combined["mb_per_s"] = combined["bytes_downloaded"] / 1e6 / self.makespan if self.makespan else None
         return combined
 
@@ -167,16 +170,17 @@ def download_share(count: int) -> float:
 
 def fleet_manifests(experiment: Experiment, sources: Mapping[str, ManifestSource],
                     folder: Path) -> dict[tuple[str, str], tuple[Path | None, ...]]:
-    """Each RQ variant's repository manifests per manifest of the experiment, by (manifest, variant): None
-    for a repository that syncs the manifest's own lines. Drawn once per number of repositories, into
-    `folder`, so variants with as many repositories sync the very same ones."""
+    """Each RQ variant's repository manifests per manifest it runs, by (manifest, variant): None for a
+    repository that syncs the manifest's own lines. Drawn once per number of repositories, into `folder`, so
+    variants with as many repositories sync the very same ones."""
     drawn: dict[tuple[str, int], tuple[Path | None, ...]] = {}
     chosen = {}
-    for variant in (v for v in experiment.variants if isinstance(v, RqVariant)):
-        for manifest, source in sources.items():
+    for manifest, variant in experiment.cells:
+        if isinstance(variant, RqVariant):
             key = (manifest, variant.repositories)
             if key not in drawn:
-                drawn[key] = _repository_manifests(source, variant.repositories, folder, experiment.sample_seed)
+                drawn[key] = _repository_manifests(sources[manifest], variant.repositories, folder,
+                                                   experiment.sample_seed)
             chosen[(manifest, variant.name)] = drawn[key]
     return chosen
 

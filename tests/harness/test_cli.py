@@ -47,7 +47,7 @@ def test_nginx_with_a_shaped_profile_is_refused(tmp_path: Path) -> None:
         ('runs = "lots"', "", "runs = 'lots': a whole number"),
         ('scale = "0.01"', "", "scale = '0.01': a number"),
         ('alpha = "0.05"', "", "alpha = '0.05': a number"),
-        ("", 'download_concurrency = "10"', "variant 'a': download_concurrency = '10': a whole number"),
+        ("", 'download_concurrency = "10"', "variant 'a': download_concurrency = '10': a whole number or \"auto\""),
         ('manifests = "100"', "", "manifests = '100': a list of strings"),
         ('restart_server = "no"', "", "restart_server = 'no': true or false"),
         ("rusn = 3", "", "rusn = 3: unknown keys are refused (a typo?); did you mean runs?"),
@@ -137,6 +137,26 @@ def test_a_sweep_of_processes_splits_each_variants_syncs_as_it_says(tiny_tree: P
     (pick,) = document["recommendations"]
     assert pick["setting"] == "processes" and pick["values"] == [1, 2]
     assert (tmp_path / "out" / "sweep.png").is_file()
+
+
+def test_a_sweep_with_auto_judges_it_against_the_fixed_values(tiny_tree: Path, tmp_path: Path) -> None:
+    """`bench sweep --concurrency 2,auto` end to end: `--download-concurrency auto` reaches the syncs, whose
+    records say so, and the report has its section and plot (no timing asserted: any machine may run it)."""
+    run_bench("sweep", "--downloader", "asyncio", "--concurrency", "2,auto", "--runs", "2", "--warmup", "0",
+              "--fixtures", str(tiny_tree), "--out", str(tmp_path / "out"), "--state-dir", str(tmp_path / "state"),
+              "--quiet", cwd=tmp_path)
+    folder = tmp_path / "out"
+    document = json.loads((folder / "results.json").read_text())
+    auto = [run for run in document["runs"] if run["variant"] == "asyncio-auto"]
+    assert len(auto) == 2 and all(run["ok"] and run["auto_concurrency"] for run in auto), auto
+    assert all(run["concurrency_trajectory"] and run["connections"] == 64 for run in auto), auto
+    (row,) = document["statistics"]["auto_against_fixed"]
+    assert (row["variant"], row["best_value"], row["default_tried"]) == ("asyncio-auto", 2, False)
+    (pick,) = document["recommendations"]
+    assert pick["values"] == [2], "auto is no candidate"
+    assert "## auto against the fixed settings" in (folder / "summary.md").read_text()
+    assert 'id="auto"' in (folder / "report.html").read_text()
+    assert (folder / "auto-concurrency.png").is_file() and (folder / "sweep.png").is_file()
 
 
 def test_run_and_sweep_list_their_exit_codes() -> None:

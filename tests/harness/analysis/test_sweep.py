@@ -15,7 +15,15 @@ from scipy import stats as scipy_stats
 from harness import cli
 from harness.analysis.derived import save_run_outputs
 from harness.analysis.findings import analyse
-from harness.analysis.sweep import INDISTINGUISHABLE, RECOMMENDED, recommend, recommendation_sentence, sweep_experiment
+from harness.analysis.sweep import (
+    INDISTINGUISHABLE,
+    RECOMMENDED,
+    auto_lines,
+    recommend,
+    recommendation_sentence,
+    sweep_experiment,
+    sweep_lines,
+)
 from harness.experiment.spec import Experiment, SpecError, experiment_from_dict, sweep_value
 from harness.experiment.variant import InlineVariant
 from harness.report.render import render
@@ -232,3 +240,58 @@ def test_a_best_value_at_the_edge_of_the_range_says_to_sweep_beyond_it() -> None
     inside = _pick(_results({1: (4.0, 4.1, 3.9), 2: (2.0, 2.02, 1.98), 4: (2.3, 2.32, 2.28)}))
     assert (inside.verdict, inside.best_value) == (RECOMMENDED, 2)
     assert "sweep beyond" not in recommendation_sentence(inside)
+
+
+def test_auto_is_a_value_of_a_concurrency_sweep_after_the_numbers(made: list[Experiment]) -> None:
+    assert _invoke("--concurrency", "16,auto,4") == (0, [])
+    (experiment,) = made
+    assert [(v.name, v.download_concurrency) for v in experiment.variants] == [
+        ("asyncio-c4", 4), ("asyncio-c16", 16), ("asyncio-auto", "auto")]
+    code, errors = _invoke("--concurrency", "4,automatic")
+    assert code == 2 and "expected a comma-separated list" in errors[0]
+
+
+def _auto_sweep(profiles: tuple[str, ...] = ("loopback",)) -> Results:
+    """asyncio at 1, 4 and auto on each of `profiles`, three rounds: 4 the best, auto as fast, settled at 6."""
+    variants = tuple(InlineVariant(f"{profile}-{value}", "asyncio", profile=profile, download_concurrency=value)
+                     for profile in profiles for value in (1, 4, "auto"))
+    spec = Experiment(name="s", variants=variants, manifests=("100",), runs=3, warmup=0, kind="sweep")
+    times = {1: (4.0, 4.1, 3.9), 4: (1.0, 1.01, 0.99), "auto": (1.02, 1.0, 1.01)}
+    runs = [make_run(variant.name, time, round_, concurrency=6 if variant.auto_concurrency else
+                     variant.download_concurrency) for variant in spec.variants
+            for round_, time in enumerate(times[variant.download_concurrency], start=1)]
+    return Results(experiment=spec, runs=runs)
+
+
+def test_auto_is_a_level_across_the_values_and_no_candidate() -> None:
+    results = _auto_sweep()
+    analysis = analyse(results.experiment, results.runs)
+    (line,) = sweep_lines(results.experiment, analysis, "100")
+    assert (line.group, list(line.values), line.recommended) == ("asyncio", [1, 4], 4)
+    (auto,) = auto_lines(results.experiment, analysis, "100")
+    throughput = analysis.cell("100", "loopback-auto").throughput
+    assert throughput is not None and (auto.group, auto.mb_s, auto.ci_low, auto.ci_high) == (
+        "asyncio", throughput.geometric_mean, throughput.ci_low, throughput.ci_high)
+    assert auto.label == "auto (settled at 6)"
+    (pick,) = recommend(results.experiment, analysis)
+    assert pick.values == (1, 4) and pick.value == 4
+
+
+def test_curves_are_per_profile_where_the_variants_profiles_differ() -> None:
+    results = _auto_sweep(("wan", "lan"))
+    analysis = analyse(results.experiment, results.runs)
+    assert [line.group for line in sweep_lines(results.experiment, analysis, "100")] == ["asyncio (lan)",
+                                                                                         "asyncio (wan)"]
+    assert [line.group for line in auto_lines(results.experiment, analysis, "100")] == ["asyncio (wan)",
+                                                                                        "asyncio (lan)"]
+    picks = recommend(results.experiment, analysis)
+    assert [(pick.downloader, pick.group) for pick in picks] == [("asyncio", "asyncio (lan)"),
+                                                                 ("asyncio", "asyncio (wan)")]
+    assert recommendation_sentence(picks[0]).startswith("asyncio (lan) on 100: use concurrency 4")
+
+
+def test_a_sweep_of_another_setting_keeps_auto_out_of_its_values() -> None:
+    with pytest.raises(SpecError, match="processes: auto is not a number"):
+        sweep_experiment(["asyncio"], [1, "auto"], ["100"], "processes")
+    with pytest.raises(SpecError, match="rate_limit: 'auto' is not a number"):
+        sweep_experiment(["asyncio"], [5, "auto"], ["100"], "rate_limit")

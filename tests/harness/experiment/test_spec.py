@@ -81,17 +81,18 @@ def test_round_trip_through_json_values() -> None:
         ({"variants": [{"name": "a", "downloader": "x", "processes": "all"}]},
          "^variant 'a': processes must be a whole number from 1 up, or auto, not 'all'$"),
         ({"variants": [{"name": "c", "kind": "command", "command": "curl {curl_config}", "processes": 2}]},
-         "^variant 'c': a command variant takes name, kind, download_concurrency, profile, env, remote, command; "
+         "^variant 'c': a command variant takes name, kind, download_concurrency, profile, manifests, env, remote, "
+         "command; "
          "not processes \\(kind = \"pulp-sync\" takes it\\)$"),
         ({"variants": [{"name": "a", "downloader": "x", "workers": 2, "hosts": 1}]},
-         "^variant 'a': a pulp-sync variant takes name, kind, download_concurrency, profile, env, remote, downloader, "
-         "processes, db, sync_args, tasking; not workers, hosts \\(tasking = \"rq\" takes them\\)$"),
+         "^variant 'a': a pulp-sync variant takes name, kind, download_concurrency, profile, manifests, env, remote, "
+         "downloader, processes, db, sync_args, tasking; not workers, hosts \\(tasking = \"rq\" takes them\\)$"),
         ({"variants": [{"name": "a", "downloader": "x", "tasking": "rq", "server": "pulpcore"}]},
          "^variant 'a': a pulp-sync variant with tasking = \"rq\" takes .*, repositories; not server "
          "\\(kind = \"pulp-api\" takes it\\)$"),
         ({"variants": [{"name": "a", "kind": "pulp-api", "server": "pulpcore", "command": "curl", "x": 1}]},
-         "^variant 'a': a pulp-api variant takes name, kind, download_concurrency, profile, env, remote, server, "
-         "api_username, api_password, db; not command, x$"),
+         "^variant 'a': a pulp-api variant takes name, kind, download_concurrency, profile, manifests, env, remote, "
+         "server, api_username, api_password, db; not command, x$"),
     ],
 )
 def test_mistakes_are_caught_when_read(changes: dict[str, object], message: str) -> None:
@@ -108,7 +109,7 @@ def test_mistakes_are_caught_when_read(changes: dict[str, object], message: str)
         ({"restart_server": 1}, "^restart_server = 1: true or false$"),
         ({"alpha": True}, "^alpha = True: a number$"),
         ({"variants": [{"name": "a", "downloader": "x", "download_concurrency": "4"}]},
-         "^variant 'a': download_concurrency = '4': a whole number$"),
+         "^variant 'a': download_concurrency = '4': a whole number or \"auto\"$"),
         ({"variants": [{"name": "a", "downloader": "x", "db": 5}]}, "^variant 'a': db = 5: a string$"),
         ({"variants": [{"name": "a", "downloader": "x", "tasking": "rq", "hosts": "2"}]},
          "^variant 'a': hosts = '2': a whole number$"),
@@ -321,7 +322,7 @@ def test_the_schema_documents_every_key_and_takes_the_remote_settings_from_their
         assert all(entry.get("description") for entry in table["properties"].values()), table["properties"]
     remote = schema["properties"]["remote"]["properties"]
     assert all(remote == kind["properties"]["remote"]["properties"] for kind in kinds)
-    assert set(remote) == {setting.name for setting in REMOTE_SETTINGS} - {"download_concurrency"}
+    assert set(remote) == {setting.name for setting in REMOTE_SETTINGS} - {"download_concurrency", "auto_concurrency"}
     assert all(remote[setting.name]["description"].startswith(setting.help) for setting in REMOTE_SETTINGS
                if setting.name in remote)
 
@@ -330,3 +331,79 @@ def test_the_schema_documents_every_key_and_takes_the_remote_settings_from_their
 def test_every_shipped_experiment_passes_the_printed_schema(path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(tomllib.loads(path.read_text(encoding="utf-8")), spec_schema())
+
+
+def test_a_pulp_sync_variant_takes_auto_and_its_sync_is_told_so() -> None:
+    """`download_concurrency = "auto"` reaches `pulp-sync sync --download-concurrency auto`, with the Remote's
+    max_concurrency from [remote] beside it; the schema offers the word."""
+    auto = {"name": "a", "downloader": "asyncio", "download_concurrency": "auto"}
+    spec = experiment_from_dict(_spec(remote={"max_concurrency": 32}, variants=[auto]))
+    (variant,) = spec.variants
+    assert variant.auto_concurrency
+    assert spec.remote_of(variant) == {"max_concurrency": 32, "download_concurrency": "auto"}
+    arguments, _ = sync_arguments("http://127.0.0.1:1/PULP_MANIFEST", variant, spec.remote_of(variant))
+    assert arguments[arguments.index("--download-concurrency") + 1] == "auto"
+    assert arguments[arguments.index("--max-concurrency") + 1] == "32"
+    assert experiment_from_dict(spec.as_dict()) == spec
+    choices = spec_schema()["$defs"]["InlineVariant"]["properties"]["download_concurrency"]["anyOf"]
+    assert {"enum": ["auto"], "type": "string"} in choices or {"const": "auto", "type": "string"} in choices, choices
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"variants": [{"name": "curl", "kind": "command", "command": "curl --parallel-max {concurrency}",
+                        "download_concurrency": "auto"}]},
+         "variant 'curl': download_concurrency = \"auto\": a program's {concurrency} is one number, which it cannot "
+         "adapt while it runs; give it a number"),
+        ({"variants": [{"name": "p", "kind": "pulp-api", "server": "pulpcore", "download_concurrency": "auto"}]},
+         "variant 'p': download_concurrency = \"auto\": a Pulp server's sync takes the number its remote is given "
+         "(Pulp's download_concurrency is an integer) and cannot adapt it; give it a number"),
+        ({"variants": [{"name": "a", "downloader": "asyncio", "download_concurrency": "Auto"}]},
+         "variant 'a': download_concurrency = 'Auto': a whole number or \"auto\""),
+        ({"remote": {"auto_concurrency": True}}, "[remote]: set download_concurrency = \"auto\" on the variant itself"),
+        ({"variants": [{"name": "a", "downloader": "asyncio", "remote": {"auto_concurrency": True}}]},
+         "variant 'a': remote: set download_concurrency = \"auto\" on the variant itself"),
+        ({"remote": {"max_concurrency": 0}}, "[remote]: max_concurrency must be from 1 to 256, not 0"),
+    ],
+    ids=["command", "pulp-api", "a-typo", "remote-table", "variant-remote", "max-concurrency-range"],
+)
+def test_auto_is_refused_where_nothing_can_find_the_concurrency_in_one_line(changes: dict[str, object],
+                                                                            message: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        experiment_from_dict(_spec(**changes))
+    assert str(refused.value) == message
+
+
+def test_a_variant_runs_some_of_the_experiments_manifests_only() -> None:
+    spec = experiment_from_dict(_spec(manifests=["100", "many-small"], variants=[
+        {"name": "a", "downloader": "asyncio"}, {"name": "b", "downloader": "asyncio", "manifests": ["many-small"]}]))
+    assert spec.manifests_of(spec.variant("a")) == ("100", "many-small")
+    assert [variant.name for variant in spec.variants_of("100")] == ["a"]
+    assert [(manifest, variant.name) for manifest, variant in spec.cells] == [
+        ("100", "a"), ("many-small", "a"), ("many-small", "b")]
+    assert experiment_from_dict(spec.as_dict()) == spec
+
+
+@pytest.mark.parametrize(("manifests", "message"), [
+    (["many-smal"], "variant 'b': manifests: 'many-smal' is not one of the experiment's (100, many-small); "
+                    "did you mean many-small?"),
+    (["fedora"], "variant 'b': manifests: 'fedora' is not one of the experiment's (100, many-small)"),
+    ([], "variant 'b': manifests is empty; name some of the experiment's (100, many-small), or leave it out to run "
+         "them all"),
+    ("100", "variant 'b': manifests = '100': a list of strings"),
+])
+def test_a_variants_manifest_outside_the_experiments_is_one_line(manifests: object, message: str) -> None:
+    with pytest.raises(SpecError) as refused:
+        experiment_from_dict(_spec(manifests=["100", "many-small"],
+                                   variants=[{"name": "b", "downloader": "asyncio", "manifests": manifests}]))
+    assert str(refused.value) == message
+
+
+def test_sweep_groups_are_per_profile_where_the_variants_profiles_differ() -> None:
+    one = experiment_from_dict(_spec(variants=[{"name": "a", "downloader": "asyncio"},
+                                               {"name": "b", "downloader": "futures"}]))
+    assert [one.group_of(variant) for variant in one.variants] == ["asyncio", "futures"]
+    lan = {"name": "b", "downloader": "asyncio", "profile": "lan"}
+    two = experiment_from_dict(_spec(profile="wan", variants=[{"name": "a", "downloader": "asyncio"}, lan]))
+    assert [two.group_of(variant) for variant in two.variants] == ["asyncio (wan)", "asyncio (lan)"]

@@ -67,3 +67,24 @@ def test_a_record_says_how_many_connections_the_syncs_processes_held_together() 
     recorded = record_run(PLANNED, "now", _child(stdout=json.dumps(before)), 0.7).as_dict()
     del recorded["connections"]  # a results.json from before runs had them
     assert record_from_dict(recorded).connections == 20
+
+
+def test_what_auto_did_is_recorded_and_read_back() -> None:
+    """The sync's `auto_concurrency` and its trajectory of `{"seconds", "limit"}` become (seconds, limit) pairs,
+    through results.json and back."""
+    auto = dict(REPORT, concurrency=12, connections=64, auto_concurrency=True,
+                concurrency_trajectory=[{"seconds": 0.0, "limit": 4}, {"seconds": 0.25, "limit": 8},
+                                        {"seconds": 0.5, "limit": 12}])
+    record = record_run(PLANNED, "now", _child(stdout=json.dumps(auto)), 0.7)
+    assert (record.auto_concurrency, record.concurrency, record.connections) == (True, 12, 64)
+    assert record.concurrency_trajectory == ((0.0, 4), (0.25, 8), (0.5, 12))
+    assert record_from_dict(json.loads(json.dumps(record.as_dict()))) == record
+
+
+def test_a_fixed_run_and_a_record_from_before_auto_have_none_of_it() -> None:
+    fixed = record_run(PLANNED, "now", _child(stdout=json.dumps(dict(REPORT, auto_concurrency=False))), 0.7)
+    assert (fixed.auto_concurrency, fixed.concurrency_trajectory) == (False, None)
+    recorded = record_run(PLANNED, "now", _child(stdout=json.dumps(REPORT)), 0.7).as_dict()
+    del recorded["auto_concurrency"], recorded["concurrency_trajectory"]  # a results.json from before issue 35
+    old = record_from_dict(json.loads(json.dumps(recorded)))
+    assert (old.auto_concurrency, old.concurrency_trajectory, old.concurrency) == (None, None, 10)

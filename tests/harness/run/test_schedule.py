@@ -34,3 +34,13 @@ def test_one_manifest_is_finished_before_the_next() -> None:
 def test_every_run_has_its_own_key() -> None:
     runs = plan(_experiment(variants=3, runs=4, warmup=2))
     assert len({r.key for r in runs}) == len(runs) == 2 * 3 * 6
+
+
+def test_a_round_holds_only_the_variants_that_run_its_manifest() -> None:
+    """A variant's own `manifests` leave it out of the other manifests' rounds, which alternate among the rest."""
+    variants = (InlineVariant("A", "asyncio"), InlineVariant("B", "asyncio", manifests=("200",)),
+                InlineVariant("C", "asyncio"))
+    runs = plan(Experiment(name="x", variants=variants, manifests=("100", "200"), runs=2, warmup=0))
+    assert [(r.manifest, r.variant, r.position) for r in runs] == [
+        ("100", "A", 1), ("100", "C", 2), ("100", "C", 1), ("100", "A", 2),
+        ("200", "A", 1), ("200", "B", 2), ("200", "C", 3), ("200", "C", 1), ("200", "B", 2), ("200", "A", 3)]

@@ -80,10 +80,10 @@ def test_check_output_names_the_first_problem(tiny_tree: Path, tmp_path: Path) -
         ({"name": "c", "kind": "command", "command": "curl {nope}"}, "unknown placeholders ['nope']"),
         ({"name": "c", "kind": "command", "command": " "}, "needs a command template"),
         ({"name": "c", "downloader": "asyncio", "command": "curl"},
-         'a pulp-sync variant takes name, kind, download_concurrency, profile, env, remote, downloader, processes, '
-         'db, sync_args, tasking; not command (kind = "command" takes it)'),
+         'a pulp-sync variant takes name, kind, download_concurrency, profile, manifests, env, remote, downloader, '
+         'processes, db, sync_args, tasking; not command (kind = "command" takes it)'),
         ({"name": "c", "kind": "command", "command": "curl", "downloader": "asyncio", "workers": 2},
-         'a command variant takes name, kind, download_concurrency, profile, env, remote, command; '
+         'a command variant takes name, kind, download_concurrency, profile, manifests, env, remote, command; '
          'not downloader, workers (tasking = "rq" takes them)'),
     ],
 )
