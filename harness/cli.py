@@ -204,7 +204,26 @@ def _spec_as_run(spec: Path, manifests: tuple[str, ...] | None, variants: tuple[
     if variants:
         experiment = experiment.with_overrides(variants=tuple(experiment.variant(name) for name in variants),
                                                baseline=_kept_baseline(experiment, variants))
+    if manifests:
+        experiment = _narrowed(experiment, manifests)
     return _overridden(experiment, options, manifests=manifests)
+
+
+def _narrowed(experiment: Experiment, manifests: tuple[str, ...]) -> Experiment:
+    """The experiment on `manifests` alone (--manifests): a variant that names its own keeps those of them it
+    named, and one left with none is left out; a usage error when none is left."""
+    kept = []
+    for variant in experiment.variants:
+        own = variant.manifests
+        if own is None:
+            kept.append(variant)
+        elif chosen := tuple(manifest for manifest in own if manifest in manifests):
+            kept.append(dataclasses.replace(variant, manifests=chosen))
+    if not kept:
+        raise click.UsageError(f"no variant of the spec runs {', '.join(manifests)}")
+    names = tuple(variant.name for variant in kept)
+    return experiment.with_overrides(variants=tuple(kept), manifests=manifests,
+                                     baseline=_kept_baseline(experiment, names))
 
 
 @bench_group.command("sweep", epilog=_EXIT_STATUS)

@@ -126,6 +126,22 @@ def test_processes_go_to_every_pulp_sync_variant_of_a_spec(tmp_path: Path) -> No
     assert code == 2 and "Error: give --processes or a sweep of processes, not both" in output
 
 
+def test_manifests_narrow_the_variants_that_name_their_own(tmp_path: Path) -> None:
+    """--manifests keeps, of a variant's own manifests, those given; a variant left with none is left out."""
+    spec = tmp_path / "s.toml"
+    spec.write_text('manifests = ["100", "many-small"]\n'
+                    '[[variants]]\nname = "all"\ndownloader = "asyncio"\n'
+                    '[[variants]]\nname = "both"\ndownloader = "asyncio"\nmanifests = ["100", "many-small"]\n'
+                    '[[variants]]\nname = "small"\ndownloader = "asyncio"\nmanifests = ["many-small"]\n')
+    code, output = _invoke("spec", str(spec), "--manifests", "100")
+    assert code == 0, output
+    experiment = json.loads(output)
+    assert experiment["manifests"] == ["100"]
+    assert [(v["name"], v["manifests"]) for v in experiment["variants"]] == [("all", None), ("both", ["100"])]
+    code, output = _invoke("spec", str(spec), "--manifests", "200", "--variants", "small")
+    assert code == 2 and "Error: no variant of the spec runs 200" in output, output
+
+
 def test_a_sweep_of_processes_splits_each_variants_syncs_as_it_says(tiny_tree: Path, tmp_path: Path) -> None:
     """`bench sweep --sweep processes=1,2` end to end: each variant's runs used its processes."""
     run_bench("sweep", "--downloader", "asyncio", "--sweep", "processes=1,2", "--runs", "1", "--warmup", "0",
