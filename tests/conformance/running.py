@@ -14,6 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 """The repository's root, where `tests.conformance.broken` can be imported from."""
 SUITE_TIMEOUT = 900
 """Seconds one child run of the suite may take: about a minute per downloader on an idle machine."""
+CHANGING_LIMIT_TESTS = 3
+"""The suite's tests of rule 24 (a changing limit), skipped for a downloader that keeps a fixed limit."""
 _COUNT = re.compile(r"(\d+) (passed|failed|skipped|deselected|errors?)\b")
 
 

@@ -7,11 +7,9 @@ from pathlib import Path
 import pytest
 
 import downloaders
-from tests.conformance.running import SUITE_TIMEOUT, run_suite
+from tests.conformance.running import CHANGING_LIMIT_TESTS, SUITE_TIMEOUT, run_suite
 
 BUILT_IN = ("asyncio", "futures")
-CHANGING_LIMIT_TESTS = 3
-"""The suite's tests of rule 24 (a changing limit), skipped for a downloader that keeps a fixed limit."""
 
 
 def test_the_built_ins_are_installed() -> None:
