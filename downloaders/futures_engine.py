@@ -213,7 +213,8 @@ def _chunks(
             if left <= 0:
                 raise deadline_timeout(request, settings)
             if sock is not None:
-                sock.settimeout(left if settings.sock_read_timeout is None else min(left, settings.sock_read_timeout))
+                _read_within(sock, request, left if settings.sock_read_timeout is None else
+                             min(left, settings.sock_read_timeout))
         try:
             chunk = response.read1(settings.chunk_size, decode_content=False)
         except Urllib3Timeout as error:
@@ -223,6 +224,16 @@ def _chunks(
         if not chunk:
             return
         yield chunk
+
+
+def _read_within(sock: socket.socket, request: DownloadRequest, seconds: float) -> None:
+    """Bound the socket's next read to `seconds`. A socket the server closed under a keep-alive connection
+    (a remote refusing requests, closing each refusal's connection) has no descriptor left: that is the
+    connection failing, retried as any other, not an OSError out of the fetch."""
+    try:
+        sock.settimeout(seconds)
+    except OSError as error:
+        raise DownloadConnectionError(request.url, f"connection closed: {quoted(error)}") from error
 
 
 def _response(pool: urllib3.PoolManager, chain: Redirects) -> urllib3.BaseHTTPResponse:
