@@ -57,6 +57,7 @@ from downloaders import (
     SizeMismatch,
     TLSVerificationError,
     UnsupportedURL,
+    adapts,
 )
 from downloaders.defaults import MAX_REDIRECTS
 from fixtures.faults import FaultConfig
@@ -787,7 +788,7 @@ def test_rate_limit_spaces_the_starts(subject: Subject, origins: Callable[..., w
 
 def _adapting(subject: Subject) -> None:
     """Skip the test of a downloader that does not say it follows a changing limit (it keeps a fixed one)."""
-    if not getattr(subject.cls, "adapts_concurrency", False):
+    if not adapts(subject.cls):
         pytest.skip(f"downloader {subject.name!r} keeps a fixed limit (no adapts_concurrency = True)")
 
 

@@ -23,7 +23,7 @@ Everything else (the engines' modules, `defaults`) is internal and may change.
 """
 
 from downloaders.addresses import AddressPolicy
-from downloaders.base import BaseDownloader, Downloader, FetchCancelled, Handoff, check_url
+from downloaders.base import BaseDownloader, Downloader, FetchCancelled, Handoff, adapts, check_url
 from downloaders.concurrency import AdaptiveConcurrency, ConcurrencyLimit, FixedConcurrency, is_overload, limit_for
 from downloaders.deadlines import deadline_seconds, deadline_timeout
 from downloaders.errors import (
@@ -58,6 +58,7 @@ __all__ = [
     "FetchCancelled",
     "Handoff",
     "check_url",
+    "adapts",
     "AdaptiveConcurrency",
     "ConcurrencyLimit",
     "FixedConcurrency",

@@ -22,7 +22,7 @@ from downloaders.errors import UnsupportedURL
 from downloaders.settings import DownloaderSettings, check_http_url
 from downloaders.types import DownloadRequest, DownloadResult, Outcome
 
-__all__ = ["Downloader", "BaseDownloader", "Handoff", "FetchCancelled", "check_url"]
+__all__ = ["Downloader", "BaseDownloader", "Handoff", "FetchCancelled", "check_url", "adapts"]
 
 
 def check_url(url: str) -> None:
@@ -48,6 +48,12 @@ class Downloader(Protocol):
         `latency` is the time it held a slot and `queue_seconds` its wait for one (DownloadResult):
         one clock for every downloader, so that their latencies compare."""
         ...
+
+
+def adapts(downloader: type[Downloader]) -> bool:
+    """Whether a downloader class says it follows a changing limit (`adapts_concurrency = True`, docs/plugins.md):
+    the one reading of it, since a plugin that does not subclass BaseDownloader may not have the attribute."""
+    return bool(getattr(downloader, "adapts_concurrency", False))
 
 
 class FetchCancelled(Exception):

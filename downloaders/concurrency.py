@@ -288,6 +288,12 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         self._account(now)
         self._in_flight -= 1
 
+    def _next_window(self, now: float, settled: bool) -> None:
+        """Close the window's count of downloads in flight and start the next one: `settled` when the limit
+        did not change, so that it counts at once (`_warm_up`)."""
+        self._account(now)
+        self._window = _Window(now, settled=settled)
+
     def _account(self, now: float) -> None:
         self._window.in_flight_seconds += self._in_flight * (now - self._stamp)
         self._stamp = now
@@ -299,8 +305,7 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         if window.settled:
             return
         if now - window.start >= defaults.AUTO_SETTLE and window.events >= self._limit:
-            self._account(now)
-            self._window = _Window(now, settled=True)
+            self._next_window(now, settled=True)
 
     def _ended(self, now: float, error: DownloadError | None) -> bool:
         if self._starts:  # attempts end in about the order they start: close enough for a mean
@@ -329,7 +334,7 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         if not short:  # an app-limited window says nothing about the link
             self._measured(limit, goodput)
             limit = self._decide(goodput)
-        self._window = _Window(now, settled=limit == self._limit)
+        self._next_window(now, settled=limit == self._limit)
         return self._set(limit, now, goodput)
 
     def _long_enough(self, window: _Window, now: float) -> bool:
@@ -361,8 +366,7 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         self._overloaded_at = limit
         self._goodput = {tried: goodput for tried, goodput in self._goodput.items() if tried < self._ceiling}
         clean_below = max(self._goodput, default=1)
-        self._account(now)
-        self._window = _Window(now)
+        self._next_window(now, settled=False)
         self._phase = _Phase.REFINE
         self._cuts += 1
         self._set(max(1, limit // 2, clean_below), now, None)

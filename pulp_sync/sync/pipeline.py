@@ -409,7 +409,7 @@ def _within_its_means(options: DownloaderSettings, engine: type[Downloader]) -> 
     """`options` as `engine` can follow them: `auto_concurrency` off for a downloader that does not say it
     follows a changing limit (`adapts_concurrency`, docs/plugins.md), which keeps its fixed
     `download_concurrency` as it always did."""
-    if options.auto_concurrency and not getattr(engine, "adapts_concurrency", False):
+    if options.auto_concurrency and not downloaders.adapts(engine):
         log.info("Downloader %s keeps a fixed limit: syncing at download_concurrency %d, not auto",
                  getattr(engine, "name", engine.__name__), options.download_concurrency)
         return replace(options, auto_concurrency=False)

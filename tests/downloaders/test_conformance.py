@@ -26,7 +26,7 @@ def test_passes_the_conformance_suite(name: str, tmp_path: Path) -> None:
     run = run_suite(["-m", "conformance", name, "-q", "-rs"], tmp_path)
     assert run.returncode == 0, f"the conformance suite failed for {name!r}:\n{run.tail(120)}"
     assert run.counts["passed"] >= 20, run.tail()
-    adapts = getattr(downloaders.load(name), "adapts_concurrency", False)
+    adapts = downloaders.adapts(downloaders.load(name))
     assert run.counts.get("skipped", 0) == (0 if adapts else CHANGING_LIMIT_TESTS), run.tail()
     reasons = [line for line in run.output.splitlines() if line.startswith("SKIPPED")]
     assert all("keeps a fixed limit" in line for line in reasons), reasons
