@@ -20,7 +20,9 @@ quadruple it while goodput grows nearly in proportion, as BBR's startup gain of 
 ignore windows that the work left short of downloads (BBR's app-limited samples: the end of a manifest,
 or a rate limit, is no plateau), then bisect between the largest limit short of the plateau and the
 smallest on it, and hold the smallest limit within `defaults.AUTO_TOLERANCE` of the best goodput, so
-that a flat plateau is held with the fewest connections that fill it. While holding it probes a step
+that a flat plateau is held with the fewest connections that fill it. Each new limit is measured only once
+it is what runs: its added downloads have had twice the usual wait for a first byte (each attempt's first
+chunk says how long it waited), and those beyond a lower limit have ended. While holding it probes a step
 above and a step below now and then (`defaults.AUTO_PROBE_EVERY` windows), and moves when the link did.
 
 Overload is the other signal (AIMD: D. Chiu and R. Jain, "Analysis of the increase and decrease
@@ -39,6 +41,7 @@ descriptors (xet-core issue 326).
 from __future__ import annotations
 
 import collections
+import contextvars
 import enum
 import math
 import threading
@@ -71,6 +74,21 @@ def is_overload(error: DownloadError | None) -> bool:
     if isinstance(error, HttpStatusError):
         return error.status in OVERLOAD_STATUSES
     return isinstance(error, DownloadConnectionError | DownloadTimeout)
+
+
+@dataclass
+class _Attempt:
+    """An attempt under way, in the context (asyncio task or thread) that runs it: `transferred` from the
+    same context tells its limit when the attempt's first byte came."""
+
+    limit: ConcurrencyLimit
+    started: float
+    waiting: bool = True
+
+
+_CURRENT: contextvars.ContextVar[_Attempt | None] = contextvars.ContextVar("downloaders_attempt", default=None)
+"""The attempt the running task or thread is in. Each asyncio task runs in a context of its own, and each
+thread has one, so an engine need not pass the attempt down to where its body's chunks arrive."""
 
 
 @dataclass(frozen=True)
@@ -131,8 +149,10 @@ class ConcurrencyLimit:
         """Around one attempt that holds a slot: its start, and its end with the DownloadError it raised
         (an overload signal, or not), or cut short (cancelled: no signal at all)."""
         with self._lock:
-            self._started(self._clock())
+            now = self._clock()
+            self._started(now)
             cuts = self._cuts
+        token = _CURRENT.set(_Attempt(self, now))
         try:
             yield
         except DownloadError as error:
@@ -142,10 +162,21 @@ class ConcurrencyLimit:
             with self._lock:
                 self._left(self._clock())
             raise
+        finally:
+            _CURRENT.reset(token)
         self._end(None, cuts)
 
     def transferred(self, size: int) -> None:
-        """`size` bytes of a body arrived."""
+        """`size` bytes of a body arrived. Called from within the attempt's `with` (its task or thread, as
+        the engines call it), the attempt's first chunk also says how long it waited for its first byte."""
+
+    def _first_byte(self, now: float) -> float | None:
+        """Seconds since the current attempt began, if this is its first chunk; else None."""
+        current = _CURRENT.get()
+        if current is None or current.limit is not self or not current.waiting:
+            return None
+        current.waiting = False
+        return now - current.started
 
     def trajectory(self) -> tuple[Change, ...]:
         """The limits the fetch had, in order (at most about `defaults.AUTO_TRAJECTORY` of them: a long
@@ -202,6 +233,12 @@ def _before_the_cut(error: DownloadError | None) -> DownloadError | None:
     likewise cuts its window once per round trip, not once per loss); it counts as an attempt that ended,
     not as overload."""
     return None if is_overload(error) else error
+
+
+def _averaged(mean: float | None, sample: float) -> float:
+    """An exponentially weighted mean (weight `defaults.AUTO_ATTEMPT_WEIGHT`) with a new sample; the first
+    sample is the mean, rather than a twentieth of it."""
+    return sample if mean is None else mean + defaults.AUTO_ATTEMPT_WEIGHT * (sample - mean)
 
 
 class FixedConcurrency(ConcurrencyLimit):
@@ -263,8 +300,12 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         self._ceiling_windows = 0
         self._memory = defaults.AUTO_OVERLOAD_MEMORY
         self._starts: collections.deque[float] = collections.deque()
-        self._attempt_seconds = 0.0
+        self._attempt_seconds: float | None = None
         """How long an attempt takes, on average lately (an exponentially weighted mean)."""
+        self._round_trip: float | None = None
+        """How long an attempt waits for its first byte, on average lately: a round trip or two (a new
+        connection's handshake, the request, the server's time to answer it), which a new limit's downloads
+        wait before they bring anything."""
         self._overloaded_at: int | None = None
         """The latest limit that overloaded, remembered past its ceiling's end: a clean window there resets
         the memory."""
@@ -272,6 +313,8 @@ class AdaptiveConcurrency(ConcurrencyLimit):
     def transferred(self, size: int) -> None:
         with self._lock:
             now = self._clock()
+            if (waited := self._first_byte(now)) is not None:
+                self._round_trip = _averaged(self._round_trip, waited)
             self._window.bytes += size
             self._window.events += 1
             self._warm_up(now)
@@ -299,18 +342,21 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         self._stamp = now
 
     def _warm_up(self, now: float) -> None:
-        """Start counting the window once the limit's downloads are under way: `defaults.AUTO_SETTLE`
-        seconds and as many events as the limit, one a slot on average, since it began."""
+        """Start counting the window once the new limit is what runs: the downloads it added bring bytes
+        (`defaults.AUTO_SETTLE_ROUND_TRIPS` times the wait for a first byte, at least `defaults.AUTO_SETTLE`
+        seconds, and as many events as the limit, one a slot on average), and those beyond a lower limit
+        ended. Counted sooner, a higher limit reads as no gain and a lower one as no loss: on the `slow`
+        profile a step from 8 to 16 read as flat, and 4 as good as 8."""
         window = self._window
-        if window.settled:
+        if window.settled or self._in_flight > self._limit or window.events < self._limit:
             return
-        if now - window.start >= defaults.AUTO_SETTLE and window.events >= self._limit:
+        round_trip = self._round_trip or 0.0
+        if now - window.start >= max(defaults.AUTO_SETTLE, defaults.AUTO_SETTLE_ROUND_TRIPS * round_trip):
             self._next_window(now, settled=True)
 
     def _ended(self, now: float, error: DownloadError | None) -> bool:
         if self._starts:  # attempts end in about the order they start: close enough for a mean
-            took = now - self._starts.popleft()
-            self._attempt_seconds += defaults.AUTO_ATTEMPT_WEIGHT * (took - self._attempt_seconds)
+            self._attempt_seconds = _averaged(self._attempt_seconds, now - self._starts.popleft())
         window = self._window
         window.ended += 1
         window.events += 1
@@ -344,7 +390,7 @@ class AdaptiveConcurrency(ConcurrencyLimit):
         trip each, without bytes) weigh as they do in the long run; twice as long once the search has left
         its doubling, whose steps are large, for the finer steps after it."""
         scale = 1 if self._phase is _Phase.GROW else 2
-        attempts = min(defaults.AUTO_ATTEMPTS_PER_WINDOW * self._attempt_seconds, defaults.AUTO_WINDOW_MOST)
+        attempts = min(defaults.AUTO_ATTEMPTS_PER_WINDOW * (self._attempt_seconds or 0.0), defaults.AUTO_WINDOW_MOST)
         return now - window.start >= scale * max(defaults.AUTO_WINDOW, attempts) and (
             window.events >= scale * defaults.AUTO_EVENTS_PER_SLOT * self._limit)
 

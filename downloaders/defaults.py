@@ -111,8 +111,11 @@ AUTO_WINDOW: float = 0.2
 """Seconds an adaptive fetch measures goodput for at least before it changes its limit."""
 
 AUTO_SETTLE: float = 0.05
-"""Seconds a new limit runs before its window counts (and at least one chunk or end a slot): its new
-downloads' first bytes take a round trip or two to come, more with TCP's slow start."""
+"""Seconds a new limit runs at least before its window counts (and at least one chunk or end a slot)."""
+
+AUTO_SETTLE_ROUND_TRIPS: float = 2.0
+"""A new limit runs this many times the mean wait for an attempt's first byte before its window counts:
+its new downloads' first bytes take that long to come, more on a new connection and with TCP's slow start."""
 
 AUTO_EVENTS_PER_SLOT: int = 8
 """Chunks or ends a window sees at least, per slot of its limit: a download's last chunk counts whole in
@@ -124,8 +127,8 @@ AUTO_ATTEMPTS_PER_WINDOW: float = 2.0
 downloads, a round trip each without bytes, weigh in it as they do in the long run."""
 
 AUTO_ATTEMPT_WEIGHT: float = 0.05
-"""The weight of each ended attempt in the mean attempt time (an exponentially weighted mean: the last
-twenty or so attempts count)."""
+"""The weight of each attempt in the means of attempt time and of the wait for a first byte (exponentially
+weighted means: the last twenty or so attempts count)."""
 
 AUTO_WINDOW_MOST: float = 3.0
 """The longest a window waits for its attempts' time, in seconds: big files stream without gaps, and a

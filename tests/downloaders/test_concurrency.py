@@ -1,12 +1,17 @@
 """The concurrency limit against a simulated link: no network, a clock of our own.
 
-`Link` is a throughput curve (bytes per second in total for n downloads in flight), shared equally by the
-downloads in flight, optionally with a server that refuses (429) attempts beyond `allowed` at once. Each
-download is a file of `FILE` bytes reported in chunks, as the engines report them.
+`Link` is a throughput curve (bytes per second in total for n downloads receiving), shared equally by the
+downloads receiving, optionally with a server that refuses (429) attempts beyond `allowed` at once, and a
+round trip (`latency`) before each download's first byte. Each download is a file of `size` bytes (`FILE`
+by default; behind a round trip, from half to one and a half times that, so that the downloads do not wait
+and receive in lockstep, as no real ones do) reported in chunks, as the engines report them: from within
+its attempt, as they do.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import random
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -15,7 +20,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from downloaders import defaults
-from downloaders.concurrency import AdaptiveConcurrency, FixedConcurrency, is_overload, limit_for
+from downloaders.concurrency import AdaptiveConcurrency, ConcurrencyLimit, FixedConcurrency, is_overload, limit_for
 from downloaders.errors import DigestMismatch, DownloadConnectionError, HttpStatusError
 from downloaders.settings import DownloaderSettings
 
@@ -35,7 +40,12 @@ class Clock:
 
 @dataclass
 class Download:
+    """One attempt in a context of its own, as each asyncio task and each thread has one."""
+
     attempt: AbstractContextManager[None]
+    context: contextvars.Context
+    started: float
+    size: int
     received: int = 0
     unreported: int = 0
 
@@ -47,20 +57,33 @@ class Link:
     curve: Callable[[int], float]
     allowed: int | None = None
     noise: float = 0.0
+    latency: float = 0.0
+    size: int = FILE
     files: int | None = None
     seed: int = 0
     limits: list[int] = field(default_factory=list)
     refused: int = 0
     completed: int = 0
+    received: int = 0
 
-    def run(self, limit: AdaptiveConcurrency, clock: Clock, seconds: float) -> None:
-        """Keep `limit.limit` downloads in flight for `seconds` (or until `files` ran out)."""
-        rng = random.Random(self.seed)
+    def run(self, limit: ConcurrencyLimit, clock: Clock, seconds: float) -> None:
+        """Keep `limit.limit` downloads in flight for `seconds` (or until `files` ran out), then cancel those
+        still in flight, as an engine's fetch cancels its tasks."""
         flying: list[Download] = []
+        try:
+            self._keep(limit, clock, seconds, flying)
+        finally:
+            for download in flying:
+                cancelled = asyncio.CancelledError()
+                download.context.run(download.attempt.__exit__, asyncio.CancelledError, cancelled, None)
+
+    def _keep(self, limit: ConcurrencyLimit, clock: Clock, seconds: float, flying: list[Download]) -> None:
+        rng = random.Random(self.seed)
         started = 0
         while clock.now < seconds:
             while len(flying) < limit.limit and (self.files is None or started < self.files):
-                flying.append(self._start(limit))
+                size = round(self.size * rng.uniform(0.5, 1.5))
+                flying.append(self._start(limit, clock.now, size))
                 started += 1
                 if self.allowed is not None and len(flying) > self.allowed:
                     self._refuse(flying.pop())
@@ -68,33 +91,36 @@ class Link:
             assert 1 <= limit.limit <= limit.bound
             if not flying:
                 return
-            share = self.curve(len(flying)) * STEP * (1 + rng.uniform(-self.noise, self.noise)) / len(flying)
+            receiving = [download for download in flying if clock.now - download.started >= self.latency]
+            noise = 1 + rng.uniform(-self.noise, self.noise)
+            share = self.curve(len(receiving)) * STEP * noise / max(len(receiving), 1)
             clock.now += STEP
-            for download in list(flying):
+            for download in receiving:
                 self._advance(limit, download, int(share))
-                if download.received >= FILE:
+                self.received += int(share)
+                if download.received >= download.size:
                     flying.remove(download)
-                    download.attempt.__exit__(None, None, None)
+                    download.context.run(download.attempt.__exit__, None, None, None)
                     self.completed += 1
 
     @staticmethod
-    def _start(limit: AdaptiveConcurrency) -> Download:
-        attempt = limit.attempt()
-        attempt.__enter__()
-        return Download(attempt)
+    def _start(limit: ConcurrencyLimit, now: float, size: int) -> Download:
+        attempt, context = limit.attempt(), contextvars.Context()
+        context.run(attempt.__enter__)
+        return Download(attempt, context, now, size)
 
     def _refuse(self, download: Download) -> None:
         self.refused += 1
         error = HttpStatusError("http://remote/f", 429, "Too Many Requests", 1.0)
-        assert download.attempt.__exit__(HttpStatusError, error, None) is False
+        assert download.context.run(download.attempt.__exit__, HttpStatusError, error, None) is False
 
     @staticmethod
-    def _advance(limit: AdaptiveConcurrency, download: Download, size: int) -> None:
+    def _advance(limit: ConcurrencyLimit, download: Download, size: int) -> None:
         download.received += size
         download.unreported += size
-        while download.unreported >= CHUNK or (download.received >= FILE and download.unreported):
+        while download.unreported >= CHUNK or (download.received >= download.size and download.unreported):
             chunk = min(CHUNK, download.unreported)
-            limit.transferred(chunk)
+            download.context.run(limit.transferred, chunk)
             download.unreported -= chunk
 
 
@@ -117,6 +143,37 @@ def run(curve: Callable[[int], float], seconds: float = 60.0, maximum: int = 64,
 def test_it_settles_within_a_tenth_of_the_knee(at: int, noise: float) -> None:
     limit, _ = run(knee(at), noise=noise)
     assert abs(limit.settled() - at) <= max(1, 0.1 * at), limit.trajectory()
+
+
+def knee_in_flight(link: dict[str, object], seconds: float, maximum: int = 64) -> int:
+    """The fewest downloads in flight, at a fixed limit, whose goodput is within `defaults.AUTO_TOLERANCE` of
+    the plateau's: measured, as a sweep would find it, by bisection, as goodput on a link that more downloads
+    never slow only grows with the limit (the plateau's is `maximum`'s)."""
+
+    def goodput(fixed: int) -> float:
+        clock = Clock()
+        simulated = Link(**link)  # type: ignore[arg-type]
+        simulated.run(FixedConcurrency(fixed, clock=clock), clock, seconds)
+        return simulated.received / seconds
+
+    target = (1 - defaults.AUTO_TOLERANCE) * goodput(maximum)
+    short, on = 0, maximum
+    while on - short > 1:
+        middle = (short + on) // 2
+        short, on = (short, middle) if goodput(middle) >= target else (middle, on)
+    return on
+
+
+@pytest.mark.parametrize(("at", "size"), [(10, 400_000), (10, FILE), (12, 100_000)])
+def test_behind_a_round_trip_it_settles_within_a_tenth_of_the_knee(at: int, size: int) -> None:
+    """The `slow` profile's link (150 ms to the first byte, 1 MB/s a download, `at` downloads receiving fill
+    it): a new limit's downloads bring nothing for a round trip, and a lower one's leftovers keep bringing
+    bytes until they end, so a window counted before either settled misreads the limit. Each download waits
+    a round trip before it receives, so the knee in flight is above `at`, the more so the smaller the files."""
+    link = {"curve": knee(at, 1 * MB), "latency": 0.15, "size": size}
+    best = knee_in_flight(link, seconds=60.0)
+    limit, _ = run(seconds=180.0, **link)  # type: ignore[arg-type]
+    assert abs(limit.settled() - best) <= max(1, 0.1 * best), (best, limit.trajectory())
 
 
 def test_on_a_plateau_from_the_start_it_holds_fewer_than_it_began_with() -> None:
@@ -166,6 +223,55 @@ def test_a_burst_of_refused_connections_cuts_the_limit_at_once() -> None:
             raise DownloadConnectionError("http://remote/f", "connection refused")
     assert limit.limit == 8
     assert limit.trajectory()[-1].goodput is None
+
+
+def test_a_lower_limit_is_measured_only_once_the_downloads_beyond_it_ended() -> None:
+    """Cut from 16 to 8 with 14 still in flight: their bytes are not the lower limit's goodput."""
+    clock = Clock()
+    limit = AdaptiveConcurrency(64, start=16, clock=clock)
+    attempts = [limit.attempt() for _ in range(16)]
+    for attempt in attempts:
+        attempt.__enter__()
+    refused = DownloadConnectionError("http://remote/f", "connection refused")
+    for attempt in attempts[:2]:
+        assert attempt.__exit__(DownloadConnectionError, refused, None) is False
+    assert limit.limit == 8
+
+    def stream(seconds: float) -> None:
+        for _ in range(int(seconds / STEP)):
+            clock.now += STEP
+            limit.transferred(CHUNK)
+
+    stream(10.0)
+    assert limit.trajectory()[-1].goodput is None, "no window counted while 14 were in flight"
+    for attempt in attempts[2:8]:
+        attempt.__exit__(None, None, None)
+    stream(10.0)
+    assert limit.trajectory()[-1].goodput is not None, "8 in flight: the window counted, and decided"
+    for attempt in attempts[8:]:
+        attempt.__exit__(None, None, None)
+
+
+def test_an_attempts_first_chunk_in_its_own_context_is_its_first_byte() -> None:
+    """The wait for a first byte is each attempt's own, however many are in flight, and a chunk outside any
+    attempt (a plugin that reports from elsewhere) says nothing of it."""
+    clock = Clock()
+    limit = AdaptiveConcurrency(64, clock=clock)
+    contexts = [contextvars.Context() for _ in range(2)]
+    attempts = [limit.attempt() for _ in contexts]
+    for context, attempt in zip(contexts, attempts, strict=True):
+        context.run(attempt.__enter__)
+    clock.now = 0.3
+    limit.transferred(CHUNK)
+    assert limit._round_trip is None
+    contexts[1].run(limit.transferred, CHUNK)
+    clock.now = 0.5
+    contexts[1].run(limit.transferred, CHUNK)
+    assert limit._round_trip == pytest.approx(0.3), "the first chunk of each attempt, once"
+    contexts[0].run(limit.transferred, CHUNK)
+    assert limit._round_trip == pytest.approx(0.3 + defaults.AUTO_ATTEMPT_WEIGHT * 0.2)
+    for context, attempt in zip(contexts, attempts, strict=True):
+        context.run(attempt.__exit__, None, None, None)
 
 
 def test_a_short_window_is_ignored_so_the_end_of_a_manifest_is_no_plateau() -> None:
