@@ -37,6 +37,7 @@ __all__ = [
     "SWEEP_TOLERANCE",
     "AUTO_BEST_SLOWER",
     "AUTO_DEFAULT_SLOWER",
+    "AUTO_LIMITED_SLOWER",
     "RESULTS_DIR",
     "STATE_DIR",
     "TRASH_MANY_FILES",
@@ -130,6 +131,11 @@ AUTO_DEFAULT_SLOWER = 0.02
 """Issue 35's second target: auto takes at most 2% more time than the default fixed concurrency (CONCURRENCY)
 at the upper end of the interval: whoever leaves the default alone must lose nothing by switching to auto.
 2% is the band of practical equivalence (BAND)."""
+AUTO_LIMITED_SLOWER = 0.10
+"""On a remote that limits its connections, auto's time may be at most this share above the best fixed value
+at or below the limit, at the upper end of the interval (issue 35): auto finds the limit by being refused
+above it, which costs retries that a fixed value at the limit never makes."""
+
 RESULTS_DIR = Path("results")
 """Where `results/<timestamp>-<experiment>/` folders go."""
 STATE_DIR = Path(".pulp-sync") / "bench"

@@ -7,7 +7,9 @@ round, the paired t-test on the log times, Holm-adjusted with the experiment's o
 Here each auto variant's row per manifest reads them against the issue's targets:
 
 - the best fixed value (the fastest median time): auto's time ratio to it at most 1 + AUTO_BEST_SLOWER at the
-  upper end of its 95% interval;
+  upper end of its 95% interval; on a remote that limits connections (a profile's `max_connections`), the best
+  of the values at or below the limit, within 1 + AUTO_LIMITED_SLOWER (auto meets the limit by being refused
+  above it, which a fixed value at the limit never is);
 - the default fixed value (defaults.CONCURRENCY, when the sweep tried it): at most 1 + AUTO_DEFAULT_SLOWER there;
 - where auto and the best fixed value are indistinguishable (the verdict "no difference"), fewer connections:
   where auto settled (the median of its runs' `concurrency`) below the best value.
@@ -18,6 +20,8 @@ with few or noisy rounds the interval is wide and the target not met, however cl
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
@@ -38,7 +42,9 @@ class AutoVerdict:
     `against_best` auto's comparison with it (its `ratio` is auto's time over the fixed one's); `default_tried`
     whether the sweep ran the default concurrency (`default_value`), and `against_default` auto's comparison
     with it. `settled` is the median of auto's counted runs' `concurrency`, `failed` its failed counted runs;
-    None and zero without them. The targets' tolerances are `best_slower` and `default_slower`."""
+    None and zero without them. The targets' tolerances are `best_slower` and `default_slower`; `limit` is the
+    remote's connection limit, if it has one (the best is then the best at or below it). `label` names the row:
+    its group, and its variant too where the group has more than one auto variant on the manifest."""
 
     manifest: str
     group: str
@@ -51,6 +57,8 @@ class AutoVerdict:
     against_default: Comparison | None
     settled: float | None
     failed: int
+    label: str
+    limit: int | None = None
     best_slower: float = defaults.AUTO_BEST_SLOWER
     default_slower: float = defaults.AUTO_DEFAULT_SLOWER
 
@@ -113,15 +121,18 @@ def auto_verdicts(experiment: Experiment, analysis: Analysis) -> list[AutoVerdic
         pairs = [pair for pair in analysis.auto_pairs if (pair.manifest, pair.variant) == (manifest, variant.name)]
         if pairs:
             verdicts.append(_verdict(experiment, analysis, pairs))
-    return verdicts
+    rows = collections.Counter((verdict.manifest, verdict.group) for verdict in verdicts)
+    return [dataclasses.replace(verdict, label=f"{verdict.group}, {verdict.variant}")
+            if rows[verdict.manifest, verdict.group] > 1 else verdict for verdict in verdicts]
 
 
 def _verdict(experiment: Experiment, analysis: Analysis, pairs: Sequence[Pair]) -> AutoVerdict:
     """One auto variant's row on one manifest from its pairs with the fixed variants of its group."""
     manifest, auto = pairs[0].manifest, experiment.variant(pairs[0].variant)
     by_value = {_fixed_value(experiment, pair.baseline): pair for pair in pairs}
+    limit = experiment.connection_limit_of(auto)
     timed = [(time.median, value) for value, pair in by_value.items()
-             if (time := analysis.cell(manifest, pair.baseline).time) is not None]
+             if (time := analysis.cell(manifest, pair.baseline).time) is not None and (limit is None or value <= limit)]
     best_value = min(timed)[1] if timed else None
     best = by_value[best_value] if best_value is not None else None
     default = by_value.get(defaults.CONCURRENCY)
@@ -131,7 +142,8 @@ def _verdict(experiment: Experiment, analysis: Analysis, pairs: Sequence[Pair]) 
         best_fixed=best.baseline if best else None, best_value=best_value,
         against_best=best.comparison if best else None, default_value=defaults.CONCURRENCY,
         default_tried=default is not None, against_default=default.comparison if default else None,
-        settled=cell.concurrency, failed=cell.failed)
+        settled=cell.concurrency, failed=cell.failed, label=experiment.group_of(auto), limit=limit,
+        best_slower=defaults.AUTO_BEST_SLOWER if limit is None else defaults.AUTO_LIMITED_SLOWER)
 
 
 def _fixed_value(experiment: Experiment, name: str) -> int:

@@ -183,6 +183,12 @@ class Experiment:
         """The network profile `variant` syncs through."""
         return variant.profile or self.profile
 
+    def connection_limit_of(self, variant: Variant) -> int | None:
+        """The connections the fixture server of `variant`'s profile allows at once ([profiles.NAME]'s
+        `max_connections`), or None: no limit."""
+        limit = self.profiles.get(self.profile_of(variant), {}).get("max_connections")
+        return None if limit is None else int(limit)
+
     def manifests_of(self, variant: Variant) -> tuple[str, ...]:
         """The manifests `variant` runs: its own `manifests`, else all of the experiment's."""
         return self.manifests if variant.manifests is None else variant.manifests

@@ -3,6 +3,7 @@ synthetic runs (no syncs)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,14 +29,14 @@ Value = int | Literal["auto"]
 
 
 def _sweep(seconds: Mapping[Value, float], profiles: Sequence[str] = ("wan",), settled: int = 12,
-           rounds: int = 6, noise: float = 0.004) -> Results:
+           rounds: int = 6, noise: float = 0.004, custom: Mapping[str, Mapping[str, object]] | None = None) -> Results:
     """A sweep of asyncio on each of `profiles` over the keys of `seconds` ("auto" among them): every run takes
     its value's seconds times the round's drift, with a little noise of its own; auto's runs settle at
     `settled`."""
     variants = tuple(InlineVariant(f"asyncio-{profile}-{value}", "asyncio", profile=profile,
                                    download_concurrency=value) for profile in profiles for value in seconds)
     spec = Experiment(name="auto", variants=variants, manifests=("100",), runs=rounds, warmup=0, kind="sweep",
-                      profile=profiles[0])
+                      profile=profiles[0], profiles=custom or {})
     runs: list[RunRecord] = []
     for round_ in range(1, rounds + 1):
         for index, variant in enumerate(spec.variants):
@@ -101,6 +102,30 @@ def test_auto_is_compared_within_its_group_on_each_link_and_holm_adjusted_with_t
     rows = auto_verdicts(results.experiment, analysis)
     assert [(row.group, row.best_fixed) for row in rows] == [("asyncio (wan)", "asyncio-wan-16"),
                                                              ("asyncio (lan)", "asyncio-lan-16")]
+
+
+def test_on_a_limited_remote_auto_is_judged_against_the_best_at_or_below_the_limit_within_a_tenth() -> None:
+    """A remote that allows 8 connections: 16 is faster here, but a fixed 16 on such a remote is refused half its
+    requests, so the best is 8's; auto 6% slower than it meets the limited link's 10% target, not the 5% one."""
+    limited = {"limited": {"base": "wan", "max_connections": 8}}
+    (row,) = _verdicts(_sweep({4: 2.0, 8: 1.0, 16: 0.5, "auto": 1.06}, profiles=("limited",), custom=limited))
+    assert (row.best_value, row.limit, row.best_slower) == (8, 8, 0.10)
+    assert row.within_best is True and row.met is True, auto_sentence(row)
+    assert "target +10%" in auto_sentence(row)
+
+
+def test_two_auto_variants_of_one_group_are_told_apart_by_name() -> None:
+    """wan's auto, and auto with processes auto too: both rows would read "asyncio (wan) on 100"."""
+    results = _sweep({4: 2.0, 16: 1.0, "auto": 1.0})
+    twin = dataclasses.replace(results.experiment.variant("asyncio-wan-auto"), name="asyncio-wan-auto-pauto")
+    spec = results.experiment.with_overrides(variants=(*results.experiment.variants, twin))
+    runs = [*results.runs, *(dataclasses.replace(run, variant=twin.name) for run in results.runs
+                             if run.variant == "asyncio-wan-auto")]
+    rows = auto_verdicts(spec, analyse(spec, runs))
+    assert [row.label for row in rows] == ["asyncio, asyncio-wan-auto", "asyncio, asyncio-wan-auto-pauto"]
+    assert auto_sentence(rows[1]).startswith("asyncio, asyncio-wan-auto-pauto on 100: auto")
+    (single,) = _verdicts(results)
+    assert single.label == single.group == "asyncio"
 
 
 def test_the_verdicts_and_the_pairs_are_in_results_json(tmp_path: Path) -> None:
