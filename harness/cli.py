@@ -260,6 +260,41 @@ def sweep_command(downloader_names: tuple[str, ...], concurrencies: tuple[int | 
     _exit_for_failures(_execute(_overridden(experiment, options), options), options["allow_failures"])
 
 
+@bench_group.command("plan")
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--manifests", callback=_csv(str), help="Manifests to run, e.g. 100,200 [spec's].")
+@click.option("--variants", callback=_csv(str), help="Only these variants of the spec, e.g. asyncio,futures.")
+@_experiment_options
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=defaults.STATE_DIR,
+              show_default=True, help="Where the samples and a remote's manifests go, as for `bench run`.")
+@_JSON_OPTION
+def plan_command(spec: Path, manifests: tuple[str, ...] | None, variants: tuple[str, ...] | None, state_dir: Path,
+                 as_json: bool, **options: Any) -> None:
+    """Price SPEC as `bench run` with the same flags would run it: syncs, bytes to download and minutes, in all
+    and per variant, with the plan's warnings. It syncs nothing; it prepares what a run prepares first (the
+    fixture tree, generated if missing; a remote's manifests, fetched; the sample, drawn).
+
+    Minutes are a model of this machine and of the fixture server's network profile (docs/harness.md, "The
+    cost first"), not a measurement: a spec is scaled with them before its first run.
+    """
+    from harness.experiment.plan import human_bytes, plan_sentence, plan_warnings, priced_variants
+    from harness.run.runner import prepare
+
+    experiment = _spec_as_run(spec, manifests, variants, options)
+    sources = prepare(experiment, state_dir)[1]
+    prices = priced_variants(experiment, sources)
+    if as_json:
+        click.echo(json.dumps({name: dataclasses.asdict(price) for name, price in prices.items()}))
+        return
+    click.echo(plan_sentence(experiment, sources, None))
+    for warning in plan_warnings(experiment, sources):
+        click.echo(f"Warning: {warning}")
+    width = max(len(name) for name in prices)
+    for name, price in prices.items():
+        click.echo(f"  {name:<{width}}  {price.syncs:>5} syncs  {human_bytes(price.bytes):>9}  "
+                   f"{price.seconds / 60:5.1f} min")
+
+
 @bench_group.command("spec")
 @click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of a spec file instead: every key, its type, "

@@ -35,6 +35,9 @@ __all__ = [
     "SWEEP_CONCURRENCY",
     "SWEEP_RUNS",
     "SWEEP_TOLERANCE",
+    "PLAN_RUN_SECONDS",
+    "PLAN_FILE_SECONDS",
+    "PLAN_BYTES_PER_SECOND",
     "AUTO_BEST_SLOWER",
     "AUTO_DEFAULT_SLOWER",
     "AUTO_LIMITED_SLOWER",
@@ -123,6 +126,21 @@ SWEEP_RUNS = 3
 """Counted runs per value in a sweep: enough for an interval, cheap enough for eight values."""
 SWEEP_TOLERANCE = 0.05
 """A sweep recommends the smallest value within this fraction of the best throughput."""
+PLAN_RUN_SECONDS: float = 1.5
+"""What `bench run`'s plan prices a run at besides its sync: the reset of database, store and services
+before it, the sync child's start and its end (harness.experiment.plan). Fitted: the median time between two
+runs' starts less the first one's sync, 1.5 s in a run of experiments/auto.toml on the 2-core reference
+machine (335 runs, inline, sqlite)."""
+
+PLAN_FILE_SECONDS: float = 0.00075
+"""What the plan prices each file at on this machine, whatever the link: the client's and server's work per
+file. Fitted with PLAN_BYTES_PER_SECOND to the same run's loopback syncs, where the CPU sets the pace: 2,000
+small files (5 MB) in about 1.55 s, 500 files of 195 MB in about 1.2 s."""
+
+PLAN_BYTES_PER_SECOND: float = 240e6
+"""The fastest the plan prices a sync's bytes on this machine, whatever the link: fitted with
+PLAN_FILE_SECONDS (harness.experiment.plan)."""
+
 AUTO_BEST_SLOWER = 0.05
 """Issue 35's first target: auto takes at most 5% more time than the best fixed concurrency of its sweep, at
 the upper end of the ratio's 95% interval, so that the bound is shown and not hoped for. 5% is the sweep's

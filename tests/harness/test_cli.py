@@ -175,6 +175,29 @@ def test_a_sweep_with_auto_judges_it_against_the_fixed_values(tiny_tree: Path, t
     assert (folder / "auto-concurrency.png").is_file() and (folder / "sweep.png").is_file()
 
 
+def test_bench_plan_prices_each_variant_and_runs_nothing(tiny_tree: Path, tmp_path: Path) -> None:
+    """One at a time behind `slow` is priced above auto; the plan's sentence first, then a line per variant,
+    or, with --json, each variant's syncs, bytes and seconds; no run is made, no results folder written."""
+    spec = tmp_path / "s.toml"
+    spec.write_text('manifests = ["100"]\nruns = 2\nwarmup = 0\nprofile = "slow"\n'
+                    '[[variants]]\nname = "one"\ndownloader = "asyncio"\ndownload_concurrency = 1\n'
+                    '[[variants]]\nname = "auto"\ndownloader = "asyncio"\ndownload_concurrency = "auto"\n')
+    flags = ("--fixtures", str(tiny_tree), "--state-dir", str(tmp_path / "state"))
+    code, output = _invoke("plan", str(spec), *flags)
+    assert code == 0, output
+    sentence, *rows = output.splitlines()
+    assert sentence.startswith("Plan: 1 manifest(s) x 2 variant(s) x 2 runs (0 warm-up) = 4 syncs, "), sentence
+    assert sentence.endswith(("minute", "minutes", "hours")), sentence
+    assert [row.split()[:3] for row in rows] == [["one", "2", "syncs"], ["auto", "2", "syncs"]]
+    code, output = _invoke("plan", str(spec), *flags, "--json")
+    assert code == 0, output
+    prices = json.loads(output)
+    assert prices["one"]["syncs"] == prices["auto"]["syncs"] == 2
+    assert prices["one"]["bytes"] == prices["auto"]["bytes"] > 0
+    assert prices["one"]["seconds"] > prices["auto"]["seconds"] > 0
+    assert not (tmp_path / "results").exists()
+
+
 def test_run_and_sweep_list_their_exit_codes() -> None:
     for command in ("run", "sweep"):
         code, output = _invoke(command, "--help")
