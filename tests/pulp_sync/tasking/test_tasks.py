@@ -182,9 +182,11 @@ def test_unknown_tasking_is_refused(db: Path, server: str) -> None:
 
 @pytest.mark.parametrize("worker_class", ["fork", "simple"])
 def test_sync_on_an_rq_worker(db: Path, server: str, workers: Workers, worker_class: str) -> None:
-    """`sync --tasking rq` waits for the worker and reports as inline does; a failed sync fails its task."""
+    """`sync --tasking rq` waits for the worker and reports as inline does, an auto concurrency's trajectory
+    too (the worker runs the controller); a failed sync fails its task."""
     workers.start(worker_class)
-    good = invoke("sync", server + "good/PULP_MANIFEST", "--tasking", "rq", "--json", "--downloader", "futures")
+    good = invoke("sync", server + "good/PULP_MANIFEST", "--tasking", "rq", "--json", "--downloader", "futures",
+                  "--concurrency", "auto")
     missing = invoke("sync", server + "missing/PULP_MANIFEST", "--tasking", "rq")
 
     assert good.exit_code == 0, good.stderr + workers.output()
@@ -194,6 +196,8 @@ def test_sync_on_an_rq_worker(db: Path, server: str, workers: Workers, worker_cl
     assert task.worker.startswith(f"{socket.gethostname()}.{workers.processes[0].pid}.")
     assert task.created <= task.started <= task.finished  # type: ignore[operator]
     assert (task.artifacts_done, task.artifacts_total, task.report["artifacts_downloaded"]) == (11, 11, 11)
+    assert task.report["auto_concurrency"] is True and task.report["concurrency_trajectory"][0]["seconds"] == 0.0
+    assert json.loads(good.stdout)["concurrency_trajectory"] == task.report["concurrency_trajectory"]
     assert task.bytes_done == task.bytes_total == task.report["bytes_downloaded"] > 0
     assert task.created_version is not None and task.created_version.number == 1
 
