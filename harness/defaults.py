@@ -131,16 +131,13 @@ PLAN_RUN_SECONDS: float = 1.5
 before it, the sync child's start and its end (harness.experiment.plan). Fitted: the median time between two
 runs' starts less the first one's sync, 1.5 s in a run of experiments/auto.toml on the 2-core reference
 machine (335 runs, inline, sqlite)."""
-
 PLAN_FILE_SECONDS: float = 0.00075
 """What the plan prices each file at on this machine, whatever the link: the client's and server's work per
 file. Fitted with PLAN_BYTES_PER_SECOND to the same run's loopback syncs, where the CPU sets the pace: 2,000
 small files (5 MB) in about 1.55 s, 500 files of 195 MB in about 1.2 s."""
-
 PLAN_BYTES_PER_SECOND: float = 240e6
 """The fastest the plan prices a sync's bytes on this machine, whatever the link: fitted with
 PLAN_FILE_SECONDS (harness.experiment.plan)."""
-
 AUTO_BEST_SLOWER = 0.05
 """Issue 35's first target: auto takes at most 5% more time than the best fixed concurrency of its sweep, at
 the upper end of the ratio's 95% interval, so that the bound is shown and not hoped for. 5% is the sweep's
@@ -153,7 +150,6 @@ AUTO_LIMITED_SLOWER = 0.10
 """On a remote that limits its connections, auto's time may be at most this share above the best fixed value
 at or below the limit, at the upper end of the interval (issue 35): auto finds the limit by being refused
 above it, which costs retries that a fixed value at the limit never makes."""
-
 RESULTS_DIR = Path("results")
 """Where `results/<timestamp>-<experiment>/` folders go."""
 STATE_DIR = Path(".pulp-sync") / "bench"

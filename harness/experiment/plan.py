@@ -31,7 +31,7 @@ from harness.experiment.spec import Experiment, SpecError
 from harness.experiment.variant import Variant
 from harness.results.folder import Results
 from harness.results.warning import FigureWarning, Kind
-from harness.run.fixture_site import ManifestSource, resolve_limit, resolve_profile
+from harness.run.fixture_site import ManifestSource, resolve_profile
 from harness.run.schedule import PlannedRun, plan
 from harness.variants.fleet import download_share
 
@@ -93,14 +93,13 @@ def _link_seconds_of(experiment: Experiment, variant: Variant, files: float, siz
     unknown): at its concurrency, or for auto at the best fixed value up to its bound (and the remote's limit)."""
     if experiment.base_url is not None:
         return 0.0
-    name = experiment.profile_of(variant)
-    profile = resolve_profile(name, experiment.profiles)
+    profile = resolve_profile(experiment.profile_of(variant), experiment.profiles)
     concurrency = variant.download_concurrency
     if isinstance(concurrency, int):
         return _link_seconds(profile, files, size, min(concurrency, max(1, math.ceil(files))))
     bound = int(experiment.remote_of(variant).get("max_concurrency") or downloader_defaults.MAX_CONCURRENCY)
-    if (limit := resolve_limit(name, experiment.profiles)) is not None:
-        bound = min(bound, limit.max_connections)
+    if (limit := experiment.connection_limit_of(variant)) is not None:
+        bound = min(bound, limit)
     return min(_link_seconds(profile, files, size, in_flight) for in_flight in range(1, bound + 1))
 
 
